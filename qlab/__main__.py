@@ -1,0 +1,6 @@
+"""python -m qlab"""
+import sys
+
+from qlab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,33 @@
+"""ns-3 backend: qlab's runner program (disciplines/ns3/qlab-ns3-run)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from qlab import paths
+from qlab.backends.base import Backend, BackendError
+
+
+class Ns3Backend(Backend):
+    name = "ns3"
+
+    def tools(self) -> dict[str, Path]:
+        return {"the ns-3 runner qlab-ns3-run": paths.NS3_RUNNER}
+
+    def run(self, job_file: Path, workdir: Path, log: Path | None) -> dict[str, Any]:
+        self.check_tools()
+        cmd = [str(paths.NS3_RUNNER), str(job_file), str(workdir)]
+        with open(log, "ab") if log else open("/dev/null", "wb") as out:
+            proc = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, check=False)
+            out.write(proc.stderr)
+        if proc.returncode != 0:
+            msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise BackendError(f"qlab-ns3-run failed on {job_file} (exit {proc.returncode}): "
+                               + (msg[-1] if msg else "no message"))
+        try:
+            return json.loads((workdir / "runner.json").read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise BackendError(f"qlab-ns3-run wrote no readable runner.json in {workdir}: {exc}") from None

@@ -1,0 +1,53 @@
+"""Gather one scenario's per-job traces into the tidy tables R reads.
+
+results/<paper>/<name>/<backend>/flows.csv.gz   every flow of every run, with
+    scenario, backend, series, point, seed and the sweep variables first
+results/<paper>/<name>/<backend>/runs.csv.gz    one row per run
+results/<paper>/<name>/<backend>/scenario.json  the resolved scenario (for the report)
+
+This only concatenates and labels; every metric is computed in analysis/R.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from qlab import scenario as sc
+from qlab import traces
+
+RUN_COLUMNS = ("sim_end_s", "all_completed", "wall_time_s", "valid", "job_sha256")
+
+
+def _fmt(v: Any) -> Any:
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    return v
+
+
+def collect(scen: sc.Scenario, profile: str, backend: str, results: Path) -> Path:
+    jobs = [j for j in sc.expand(scen, profile, [backend])]
+    doc = sc.resolve(scen, profile)
+    sweep_vars = list(doc["sweep"])
+    prefix = ["scenario", "backend", "series", "point", "seed", *sweep_vars]
+    flow_cols = [c.name for c in traces.TABLES["flows"]["columns"]]
+    flow_rows: list[list[Any]] = []
+    run_rows: list[list[Any]] = []
+    for job in sorted(jobs, key=lambda j: (j.series, j.point, j.seed)):
+        d = results / job.rel_dir
+        run = json.loads((d / "run.json").read_text(encoding="utf-8"))
+        if run.get("job_sha256") is None:
+            raise ValueError(f"{d / 'run.json'}: no job_sha256")
+        values = [job.spec["point_values"][v] for v in sweep_vars]
+        lead = [scen.id, backend, job.series, job.point, job.seed, *values]
+        header, rows = traces.read_csv_gz(d / "flows.csv.gz")
+        if header != flow_cols:
+            raise ValueError(f"{d / 'flows.csv.gz'}: unexpected header {header}")
+        flow_rows.extend(lead + r for r in rows)
+        run_rows.append(lead + [_fmt(run.get(k)) for k in RUN_COLUMNS])
+    out = results / scen.id / backend
+    traces.write_csv_gz(out / "flows.csv.gz", prefix + flow_cols, flow_rows)
+    traces.write_csv_gz(out / "runs.csv.gz", prefix + list(RUN_COLUMNS), run_rows)
+    sc.write_if_changed(out / "scenario.json", sc.canonical_json(doc))
+    return out

@@ -1,0 +1,281 @@
+"""Trace tables: reproducible writing and the validator every backend passes.
+
+The schema is written down in docs/traces.md; ``TABLES`` and ``RUN_REQUIRED``
+below are its machine-readable form. Change both together.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+NA = "NA"
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: str  # int | float | str | bool01
+    na: bool = False  # NA allowed
+    lo: float | None = None
+    hi: float | None = None
+    choices: tuple[str, ...] = ()
+
+
+def _c(name: str, kind: str, na: bool = False, lo: float | None = None, hi: float | None = None,
+       choices: tuple[str, ...] = ()) -> Column:
+    return Column(name, kind, na, lo, hi, choices)
+
+
+REASONS = ("overflow", "aqm", "precedence_local", "precedence_cross", "delay")
+
+TABLES: dict[str, dict[str, Any]] = {
+    "flows": {
+        "required": True,
+        "sort": ("flow_id",),
+        "columns": (
+            _c("flow_id", "int", lo=0), _c("app", "str", choices=("bulk",)), _c("group", "str"),
+            _c("cls", "int", lo=0), _c("prec", "int", lo=0), _c("seg_bytes", "int", lo=1),
+            _c("bytes_goal", "int", lo=0), _c("bytes_delivered", "int", lo=0),
+            _c("start_s", "float", lo=0), _c("end_s", "float", na=True, lo=0),
+            _c("completed", "bool01"), _c("fct_s", "float", na=True, lo=0),
+            _c("goodput_bps", "float", lo=0), _c("tx_packets", "int", lo=0),
+            _c("retx_packets", "int", lo=0),
+        ),
+    },
+    "queues": {
+        "required": True,
+        "sort": ("time_s", "band"),
+        "columns": (
+            _c("time_s", "float", lo=0), _c("band", "int", lo=0), _c("backlog_pkts", "int", lo=0),
+            _c("backlog_bytes", "int", lo=0), _c("enqueued_pkts", "int", lo=0),
+            _c("dequeued_pkts", "int", lo=0), _c("dropped_pkts", "int", lo=0),
+            _c("drop_prob", "float", na=True, lo=0, hi=1),
+        ),
+    },
+    "packets": {
+        "required": False,
+        "sort": ("time_s", "seq"),
+        "columns": (
+            _c("seq", "int", lo=0), _c("time_s", "float", lo=0),
+            _c("event", "str", choices=("enq", "deq", "drop", "mark")), _c("band", "int", lo=0),
+            _c("len_bytes", "int", lo=1), _c("flow_id", "int", na=True, lo=0),
+            _c("sojourn_s", "float", na=True, lo=0), _c("reason", "str", na=True, choices=REASONS),
+        ),
+    },
+}
+
+RUN_REQUIRED: dict[str, type | tuple[type, ...]] = {
+    "schema": str, "scenario": str, "paper": str, "backend": str, "series": str, "point": str,
+    "point_values": dict, "seed": int, "discipline": dict, "job_sha256": str,
+    "sim_end_s": (int, float), "all_completed": bool, "versions": dict,
+    "wall_time_s": (int, float), "valid": bool, "invalid_reasons": list,
+}
+RUN_SCHEMA = "qlab-trace/1"
+
+
+# ---------------------------------------------------------------------------
+# writing
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """gzip with no file name and mtime 0: the same input always gives the same bytes."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=6) as gz:
+        gz.write(data)
+    return buf.getvalue()
+
+
+def write_csv_gz(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    out = io.StringIO(newline="")
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(header)
+    for row in rows:
+        w.writerow([NA if v is None else v for v in row])
+    atomic_write_bytes(path, gzip_bytes(out.getvalue().encode("utf-8")))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def read_csv_gz(path: Path) -> tuple[list[str], list[list[str]]]:
+    with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, [])
+        return header, list(reader)
+
+
+# ---------------------------------------------------------------------------
+# validation
+
+
+def _parse(col: Column, text: str) -> tuple[Any, str | None]:
+    if text == NA:
+        return None, None if col.na else "NA not allowed"
+    try:
+        if col.kind == "int":
+            value: Any = int(text)
+        elif col.kind == "float":
+            value = float(text)
+            if not math.isfinite(value):
+                return None, f"expected a finite number, got {text!r}"
+        elif col.kind == "bool01":
+            if text not in ("0", "1"):
+                return None, f"expected 0 or 1, got {text!r}"
+            value = int(text)
+        else:
+            value = text
+    except ValueError:
+        return None, f"expected {col.kind}, got {text!r}"
+    if col.choices and value not in col.choices:
+        return None, f"expected one of {', '.join(col.choices)}, got {text!r}"
+    if col.lo is not None and isinstance(value, (int, float)) and value < col.lo:
+        return None, f"expected >= {col.lo:g}, got {text}"
+    if col.hi is not None and isinstance(value, (int, float)) and value > col.hi:
+        return None, f"expected <= {col.hi:g}, got {text}"
+    return value, None
+
+
+MAX_PROBLEMS_PER_TABLE = 10
+
+
+def check_table(path: Path, table: str) -> tuple[list[str], list[dict[str, Any]]]:
+    spec = TABLES[table]
+    problems: list[str] = []
+    try:
+        header, rows = read_csv_gz(path)
+    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError, csv.Error) as exc:
+        return [f"{path}: not a readable gzip CSV: {exc}"], []
+    names = [c.name for c in spec["columns"]]
+    if header != names:
+        missing = [n for n in names if n not in header]
+        extra = [h for h in header if h not in names]
+        detail = []
+        if missing:
+            detail.append(f"missing {', '.join(missing)}")
+        if extra:
+            detail.append(f"unexpected {', '.join(extra)}")
+        if not detail:
+            detail.append("columns out of order")
+        return [f"{path}: header: expected {','.join(names)} ({'; '.join(detail)})"], []
+    parsed: list[dict[str, Any]] = []
+    for i, row in enumerate(rows, start=2):
+        if len(row) != len(names):
+            problems.append(f"{path}: line {i}: expected {len(names)} fields, got {len(row)}")
+            continue
+        rec: dict[str, Any] = {}
+        for col, text in zip(spec["columns"], row, strict=True):
+            value, err = _parse(col, text)
+            if err:
+                problems.append(f"{path}: line {i}: {col.name}: {err}")
+            rec[col.name] = value
+        parsed.append(rec)
+        if len(problems) >= MAX_PROBLEMS_PER_TABLE:
+            problems.append(f"{path}: (stopping after {MAX_PROBLEMS_PER_TABLE} problems)")
+            return problems, parsed
+    keys = [tuple(-1 if r[k] is None else r[k] for k in spec["sort"]) for r in parsed]
+    if keys != sorted(keys):
+        problems.append(f"{path}: rows are not sorted by {', '.join(spec['sort'])}")
+    return problems, parsed
+
+
+def _check_flows(path: Path, rows: list[dict[str, Any]], sim_end_s: float | None) -> list[str]:
+    out = []
+    ids = [r["flow_id"] for r in rows]
+    if len(set(ids)) != len(ids):
+        out.append(f"{path}: flow_id: duplicate flow ids")
+    for r in rows:
+        where = f"{path}: flow {r['flow_id']}"
+        if r["bytes_delivered"] is not None and r["bytes_goal"] is not None \
+                and r["bytes_delivered"] > r["bytes_goal"]:
+            out.append(f"{where}: bytes_delivered exceeds bytes_goal")
+        done = r["completed"] == 1
+        if done != (r["end_s"] is not None) or done != (r["fct_s"] is not None):
+            out.append(f"{where}: completed must be 1 exactly when end_s and fct_s are given")
+        if done and r["bytes_delivered"] != r["bytes_goal"]:
+            out.append(f"{where}: completed but bytes_delivered != bytes_goal")
+        if done and r["end_s"] is not None and r["start_s"] is not None:
+            if abs((r["end_s"] - r["start_s"]) - r["fct_s"]) > 1e-6:
+                out.append(f"{where}: fct_s != end_s - start_s")
+            if r["end_s"] < r["start_s"]:
+                out.append(f"{where}: end_s before start_s")
+            if sim_end_s is not None and r["end_s"] > sim_end_s + 1e-9:
+                out.append(f"{where}: end_s after the run's end ({sim_end_s})")
+        if r["retx_packets"] is not None and r["tx_packets"] is not None \
+                and r["retx_packets"] > r["tx_packets"]:
+            out.append(f"{where}: retx_packets exceeds tx_packets")
+    return out
+
+
+def _check_queues(path: Path, rows: list[dict[str, Any]]) -> list[str]:
+    out = []
+    last: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        prev = last.get(r["band"])
+        if prev is not None:
+            for k in ("enqueued_pkts", "dequeued_pkts", "dropped_pkts"):
+                if r[k] < prev[k]:
+                    out.append(f"{path}: band {r['band']}: {k} decreases at time {r['time_s']}")
+                    break
+        last[r["band"]] = r
+        if r["enqueued_pkts"] < r["dequeued_pkts"] + r["backlog_pkts"]:
+            out.append(f"{path}: band {r['band']} at {r['time_s']}: enqueued < dequeued + backlog")
+            break
+    if not rows:
+        out.append(f"{path}: no samples")
+    return out
+
+
+def check_run_json(path: Path) -> tuple[list[str], dict[str, Any]]:
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        return [f"{path}: not readable JSON: {exc}"], {}
+    if not isinstance(run, dict):
+        return [f"{path}: expected a JSON object"], {}
+    out = []
+    for key, typ in RUN_REQUIRED.items():
+        if key not in run:
+            out.append(f"{path}: {key}: missing")
+        elif not isinstance(run[key], typ) or (typ is int and isinstance(run[key], bool)):
+            out.append(f"{path}: {key}: wrong type {type(run[key]).__name__}")
+    if run.get("schema") not in (None, RUN_SCHEMA):
+        out.append(f"{path}: schema: expected {RUN_SCHEMA!r}, got {run.get('schema')!r}")
+    return out, run
+
+
+def check_dir(directory: Path) -> list[str]:
+    """Every problem with one job's trace directory (empty when it passes)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        return [f"{directory}: not a directory"]
+    problems, run = check_run_json(directory / "run.json")
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for table, spec in TABLES.items():
+        path = directory / f"{table}.csv.gz"
+        if not path.exists():
+            if spec["required"]:
+                problems.append(f"{path}: missing")
+            continue
+        p, rows = check_table(path, table)
+        problems.extend(p)
+        tables[table] = rows if not p else []
+    if tables.get("flows"):
+        problems.extend(_check_flows(directory / "flows.csv.gz", tables["flows"], run.get("sim_end_s")))
+        if run.get("all_completed") is True and not all(r["completed"] for r in tables["flows"]):
+            problems.append(f"{directory / 'run.json'}: all_completed is true "
+                            "but some flows did not complete")
+    if tables.get("queues"):
+        problems.extend(_check_queues(directory / "queues.csv.gz", tables["queues"]))
+    return problems

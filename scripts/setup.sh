@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Install what qlab needs on a Debian 12 machine, idempotently.
+#   scripts/setup.sh            Debian packages + the Python venv (.venv)
+# Quiet when nothing is missing; long steps say what they do.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Debian packages: simulators, toolchain, R + tidyverse, pandoc.
+DEB_PACKAGES=(
+  build-essential cmake pkg-config
+  libns3-dev libgsl-dev nlohmann-json3-dev zlib1g-dev
+  r-base-core r-cran-tidyverse r-cran-knitr r-cran-rmarkdown r-cran-testthat
+  r-cran-yaml r-cran-jsonlite
+  pandoc python3-venv valgrind
+)
+
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${#missing[@]} Debian packages (${missing[*]}); this takes a few minutes on a fresh machine"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/qlab-apt.log 2>&1 \
+    || { echo "setup: apt-get install failed; see /tmp/qlab-apt.log" >&2; tail -20 /tmp/qlab-apt.log >&2; exit 1; }
+fi
+
+# Python venv with pinned tools. Debian's interpreter, so Debian's modules
+# (Mininet, later) and qlab's see the same Python.
+VENV=.venv
+stamp="$VENV/.requirements.sha256"
+want=$(sha256sum requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: creating the Python environment in $VENV (pinned: requirements.txt)"
+  /usr/bin/python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r requirements.txt
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -e .
+  echo "$want" > "$stamp"
+fi

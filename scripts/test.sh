@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Every test of qlab: C core, ns-3 runner, R analysis, lint, Python + end-to-end.
+# Called by `make test` (after scripts/setup.sh). pytest runs last, so its
+# summary line is the run's closing line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export TZ=UTC
+VENV=.venv
+step() { printf '\n== %s\n' "$*"; }
+
+step "build (core, ns-3 runner)"
+"$VENV/bin/snakemake" --quiet all --cores "$(nproc)" build/core/qcore-replay build/ns3/qlab-ns3-run \
+  || { cat logs/build/*.log >&2; exit 1; }
+
+step "C: discipline core unit and replay tests"
+make -s -C disciplines/core test
+
+step "ns-3 runner"
+bash disciplines/ns3/tests/test_runner.sh
+
+step "R: analysis (testthat)"
+Rscript -e 'res <- testthat::test_dir("analysis/tests/testthat", reporter = "summary", stop_on_failure = TRUE)'
+
+step "lint (ruff, snakemake --lint)"
+"$VENV/bin/ruff" check qlab tests
+"$VENV/bin/snakemake" --lint >/tmp/qlab-lint.log 2>&1 || { cat /tmp/qlab-lint.log >&2; exit 1; }
+
+step "Python and end-to-end (pytest)"
+"$VENV/bin/pytest" -q tests

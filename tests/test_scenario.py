@@ -1,0 +1,184 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qlab import paths
+from qlab import scenario as sc
+from qlab.cli import main
+
+from .conftest import REPO, needs
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_every_repo_scenario_is_valid_and_expands():
+    scenarios = sc.load_all()
+    concrete = [s for s in scenarios if not s.abstract]
+    assert {s.id for s in concrete} >= {"ncq-conf/flows", "ncq-conf/thresh", "ncq-conf/size-reading"}
+    for s in concrete:
+        for profile in sc.PROFILES:
+            assert sc.expand(s, profile), f"{s.id} {profile} has no jobs"
+
+
+def test_each_figure_has_exactly_one_producing_scenario():
+    producers: dict[str, list[str]] = {}
+    for s in sc.load_all():
+        if not s.abstract:
+            for fig in s.doc["figures"]:
+                producers.setdefault(fig, []).append(s.id)
+    assert {f"ncq-conf/fig{i}" for i in range(2, 10)} <= set(producers)
+    assert all(len(v) == 1 for v in producers.values()), producers
+
+
+def test_four_mistakes_give_four_precise_lines(paper_dir, capsys):
+    bad = write(paper_dir / "bad.yaml", """\
+extends: defaults.yaml
+figures: [ncq-conf/fig2]
+sweep:
+  flows: {path: workload.flows, values: [10, 20]}
+duration_s: "long"
+colour: blue
+workload:
+  flows: 0
+tcp:
+  variant: null
+""")
+    # `variant: null` removes the inherited required field
+    rc = main(["validate", str(bad)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 4, err
+    text = "\n".join(err)
+    assert f"{bad}: duration_s: expected number, got string \"long\"" in text
+    assert f"{bad}: colour: unknown field (allowed:" in text
+    assert f"{bad}: tcp.variant: missing required field" in text
+    assert f"{bad}: workload.flows: expected a value >= 1, got 0" in text
+
+
+def test_error_names_the_file_that_set_the_value(paper_dir):
+    defaults = paper_dir / "defaults.yaml"
+    defaults.write_text(defaults.read_text().replace("bottleneck_delay_s: 0.010",
+                                                     "bottleneck_delay_s: -1"))
+    with pytest.raises(sc.ScenarioError) as exc:
+        sc.load(paper_dir / "flows.yaml")
+    assert exc.value.problems == [
+        f"{defaults}: topology.bottleneck_delay_s: expected a value >= 0, got -1"]
+
+
+@pytest.mark.parametrize("name, value", [
+    ("series", "{'../etc': {kind: droptail}}"),
+    ("series", "{'a;rm -rf x': {kind: droptail}}"),
+])
+def test_names_used_in_paths_are_refused(paper_dir, name, value):
+    f = write(paper_dir / "inj.yaml", f"extends: defaults.yaml\nfigures: [ncq-conf/fig2]\n{name}: {value}\n")
+    with pytest.raises(sc.ScenarioError) as exc:
+        sc.load(f)
+    assert len(exc.value.problems) == 1
+    assert exc.value.problems[0].endswith(
+        "series: expected a name used in result paths: lower-case letters, digits, '.', '-'; "
+        f"got {value.split(':')[0][1:]}")
+
+
+def test_sweep_value_with_path_characters_is_refused(paper_dir):
+    f = write(paper_dir / "inj.yaml", "extends: defaults.yaml\nfigures: [ncq-conf/fig2]\n"
+              "sweep:\n  x: {path: workload.flows, values: ['../../x']}\n")
+    with pytest.raises(sc.ScenarioError) as exc:
+        sc.load(f)
+    assert any("sweep.x.values.0" in p and "usable in a path" in p for p in exc.value.problems)
+
+
+def test_sweep_path_must_exist(paper_dir):
+    f = write(paper_dir / "p.yaml", "extends: defaults.yaml\nfigures: [ncq-conf/fig2]\n"
+              "sweep:\n  x: {path: workload.nothing, values: [1]}\n")
+    with pytest.raises(sc.ScenarioError, match="sweep.x.path: no field 'workload.nothing'"):
+        sc.load(f)
+
+
+def test_malformed_yaml_names_the_line(paper_dir):
+    f = write(paper_dir / "broken.yaml", "extends: defaults.yaml\nfigures: [a\n")
+    with pytest.raises(sc.ScenarioError, match=r"broken.yaml: line \d+, column \d+: not valid YAML"):
+        sc.load(f)
+
+
+def test_circular_extends(paper_dir):
+    write(paper_dir / "a.yaml", "extends: b.yaml\n")
+    write(paper_dir / "b.yaml", "extends: a.yaml\n")
+    with pytest.raises(sc.ScenarioError, match="circular inheritance"):
+        sc.load(paper_dir / "a.yaml")
+
+
+def test_cli_validate_has_no_traceback_for_user_mistakes(paper_dir):
+    f = write(paper_dir / "x.yaml", "extends: defaults.yaml\nfigures: 3\n")
+    proc = subprocess.run([sys.executable, "-m", "qlab", "validate", str(f)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"{f}: figures: expected array, got integer 3"
+
+
+def test_expansion_counts_and_pairing():
+    s = sc.load(REPO / "scenarios/ncq-conf/flows.yaml")
+    jobs = sc.expand(s, "quick")
+    assert len(jobs) == 10 * 2 * 5  # flows points x series x seeds
+    by = {(j.series, json.dumps(j.spec["point_values"]), j.seed): j for j in jobs}
+    a = by[("droptail", json.dumps({"flows": 50}), 3)].spec
+    b = by[("ncq", json.dumps({"flows": 50}), 3)].spec
+    # same seed, same point: the same workload for both disciplines (paired comparison)
+    assert a["flows"] == b["flows"]
+    assert len(a["flows"]) == 50
+    assert sum(f["group"] == "noncongestive" for f in a["flows"]) == 3  # ceil(2.5)
+    # a different seed moves the start times
+    c = by[("droptail", json.dumps({"flows": 50}), 4)].spec
+    assert [f["start_s"] for f in c["flows"]] != [f["start_s"] for f in a["flows"]]
+    assert b["discipline"] == {"kind": "ncq", "params": {
+        "size_bytes": "141", "thresh": "0.05", "limit_pkts": "100"}}
+
+
+def test_noncongestive_rounding_at_small_counts():
+    s = sc.load(REPO / "scenarios/ncq-conf/flows.yaml")
+    counts = {}
+    for j in sc.expand(s, "quick"):
+        counts[j.spec["point_values"]["flows"]] = sum(
+            f["group"] == "noncongestive" for f in j.spec["flows"])
+    assert counts[10] == 1 and counts[20] == 1 and counts[30] == 2 and counts[100] == 5
+
+
+def test_profiles_change_seeds_and_values():
+    s = sc.load(REPO / "scenarios/ncq-conf/flows.yaml")
+    quick, paper, test = (sc.expand(s, p) for p in ("quick", "paper", "test"))
+    assert len(paper) == 4 * len(quick)
+    assert {j.spec["point_values"]["flows"] for j in test} == {4, 8}
+    assert {j.seed for j in test} == {1, 2}
+
+
+def test_write_jobs_only_rewrites_changed(tmp_path, paper_dir):
+    s = sc.load(paper_dir / "thresh.yaml")
+    jobs = sc.expand(s, "quick")
+    assert sc.write_jobs(jobs, tmp_path) == len(jobs)
+    assert sc.write_jobs(jobs, tmp_path) == 0
+    f = paper_dir / "thresh.yaml"
+    f.write_text(f.read_text().replace("thresh: 0.01,", "thresh: 0.02,"))
+    changed = sc.expand(sc.load(f), "quick")
+    assert sc.write_jobs(changed, tmp_path) == 5  # only ncq-0.01's five seeds
+
+
+@needs(paths.QCORE_REPLAY)
+def test_discipline_parameters_are_checked_by_the_core(paper_dir, capsys):
+    f = paper_dir / "thresh.yaml"
+    f.write_text(f.read_text().replace("thresh: 0.01,", "thresh: 1.5, colour: 1,"))
+    assert main(["validate", str(f)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        f"{f}: series.ncq-0.01.params: thresh: expected a decimal with at most 6 places "
+        "between 0 and 1 (fraction), got '1.5'",
+        f"{f}: series.ncq-0.01.params: unknown parameter 'colour' for ncq "
+        "(valid: size_bytes, thresh, limit_pkts, variant, mode, favor_acks, ramp)",
+    ]
