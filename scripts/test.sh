@@ -23,7 +23,7 @@ Rscript -e 'res <- testthat::test_dir("analysis/tests/testthat", reporter = "sum
 
 step "lint (ruff, snakemake --lint)"
 "$VENV/bin/ruff" check qlab tests
-"$VENV/bin/snakemake" --lint >/tmp/qlab-lint.log 2>&1 || { cat /tmp/qlab-lint.log >&2; exit 1; }
+scripts/lint-workflow.sh
 
 step "Python and end-to-end (pytest)"
 "$VENV/bin/pytest" -q tests

@@ -1,0 +1,169 @@
+# Figures drawn from the summary tables of analyze-paper.R (columns figure,
+# metric, series, x, n, mean, sd, ci_lo, ci_hi, n_censored, method) and from
+# a scenario's topology. Each function returns a ggplot; captions come from
+# `figure_caption()` so every plot names its statistics.
+
+series_palette <- function(series) {
+  labels <- sort(unique(series))
+  palette <- c("#444444", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#e6ab02")
+  stats::setNames(rep_len(palette, length(labels)), labels)
+}
+
+#' A metric against a sweep variable, one line per series, 95% CI error bars.
+#'
+#' @param summary Rows of one figure (and one backend) from analyze-paper.R.
+#' @param y_scale Multiplier for the y values (e.g. 1e-6 for Mb/s).
+plot_metric_vs_x <- function(summary, x_label, y_label, y_scale = 1) {
+  require_columns(summary, c("series", "x", "mean", "ci_lo", "ci_hi"), "plot metric vs x")
+  dodge <- ggplot2::position_dodge(width = 0.02 * diff(range(summary$x, 1)))
+  ggplot2::ggplot(summary, ggplot2::aes(x = .data$x, y = .data$mean * y_scale, colour = .data$series)) +
+    ggplot2::geom_line(position = dodge) +
+    ggplot2::geom_point(position = dodge, size = 1.8) +
+    ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$ci_lo * y_scale, ymax = .data$ci_hi * y_scale),
+                           width = 0.015 * diff(range(summary$x, 1)) + 0.5, position = dodge) +
+    ggplot2::scale_colour_manual(values = series_palette(summary$series)) +
+    ggplot2::scale_x_continuous(breaks = sweep_breaks(summary$x)) +
+    ggplot2::labs(x = x_label, y = y_label, colour = "Series") +
+    ggplot2::theme_bw() +
+    ggplot2::theme(legend.position = "bottom")
+}
+
+#' Axis breaks at the sweep values when there are few of them.
+sweep_breaks <- function(x) {
+  values <- sort(unique(x))
+  if (length(values) <= 12) values else ggplot2::waiver()
+}
+
+#' Tasks completed over time: mean over seeds per series, 95% CI ribbon.
+plot_tasks_over_time <- function(summary, x_label = "Time (s)", y_label = "Tasks completed") {
+  require_columns(summary, c("series", "x", "mean", "ci_lo", "ci_hi"), "plot tasks over time")
+  palette <- series_palette(summary$series)
+  ggplot2::ggplot(summary, ggplot2::aes(x = .data$x, y = .data$mean)) +
+    ggplot2::geom_ribbon(ggplot2::aes(ymin = .data$ci_lo, ymax = .data$ci_hi, fill = .data$series),
+                         alpha = 0.2, colour = NA) +
+    ggplot2::geom_step(ggplot2::aes(colour = .data$series)) +
+    ggplot2::scale_colour_manual(values = palette) +
+    ggplot2::scale_fill_manual(values = palette) +
+    ggplot2::labs(x = x_label, y = y_label, colour = "Series", fill = "Series") +
+    ggplot2::theme_bw() +
+    ggplot2::theme(legend.position = "bottom")
+}
+
+#' Paired ratios treatment/baseline vs a sweep variable, one line per
+#' treatment series, one panel per metric, 95% CI error bars, 1 = no change.
+plot_paired_ratio_vs_x <- function(summary, x_label, y_label, metric_labels = NULL) {
+  require_columns(summary, c("series", "metric", "x", "mean", "ci_lo", "ci_hi"), "plot paired ratio")
+  if (!is.null(metric_labels)) {
+    summary$metric <- dplyr::recode(summary$metric, !!!metric_labels)
+  }
+  plot_metric_vs_x(summary, x_label, y_label) +
+    ggplot2::geom_hline(yintercept = 1, linetype = "dashed", colour = "grey40") +
+    ggplot2::facet_wrap(ggplot2::vars(.data$metric), scales = "free_y")
+}
+
+#' Format a rate in bit/s as text ("10 Mb/s").
+format_rate <- function(rate_bps) {
+  if (is.null(rate_bps) || is.na(rate_bps)) return("rate ?")
+  units <- c(`Gb/s` = 1e9, `Mb/s` = 1e6, `kb/s` = 1e3, `b/s` = 1)
+  unit <- names(units)[which(rate_bps >= units)[1] %|na|% 4]
+  paste(format(rate_bps / units[[unit]], trim = TRUE, digits = 4), unit)
+}
+
+#' Format a delay in seconds as text ("5 ms").
+format_delay <- function(delay_s) {
+  if (is.null(delay_s) || is.na(delay_s)) return("delay ?")
+  paste(format(delay_s * 1e3, trim = TRUE, digits = 4), "ms")
+}
+
+`%|na|%` <- function(x, default) if (length(x) == 0 || is.na(x)) default else x
+
+#' The dumbbell of a scenario: sources, access links (bw_1), the bottleneck
+#' (bw_2) between two routers, sink links (bw_3), sinks.
+#'
+#' @param topology A list: access_rate_bps, access_delay_s, bottleneck_rate_bps,
+#'   bottleneck_delay_s, sink_rate_bps, sink_delay_s, buffer_pkts, n_sources,
+#'   n_sinks (a count or a label such as "10–100"). Missing entries print as "?".
+#' @param max_drawn Hosts drawn per side; more are shown as an ellipsis.
+plot_dumbbell <- function(topology, max_drawn = 4) {
+  side_y <- seq(1, -1, length.out = max_drawn)
+  hosts <- dplyr::bind_rows(
+    tibble::tibble(x = 0, y = side_y, label = c(sprintf("S%d", seq_len(max_drawn - 1)), "Sn")),
+    tibble::tibble(x = 4, y = side_y, label = c(sprintf("D%d", seq_len(max_drawn - 1)), "Dn"))
+  )
+  routers <- tibble::tibble(x = c(1.5, 2.5), y = 0, label = c("R1", "R2"))
+  links <- dplyr::bind_rows(
+    tibble::tibble(x = 0, y = side_y, xend = 1.5, yend = 0, kind = "access"),
+    tibble::tibble(x = 2.5, y = 0, xend = 4, yend = side_y, kind = "access"),
+    tibble::tibble(x = 1.5, y = 0, xend = 2.5, yend = 0, kind = "bottleneck")
+  )
+  labels <- tibble::tibble(
+    x = c(0.75, 2, 3.25, 2, 0, 4),
+    y = c(0.75, 0.25, 0.75, -0.3, -1.45, -1.45),
+    label = c(
+      sprintf("bw_1: %s, %s", format_rate(topology$access_rate_bps), format_delay(topology$access_delay_s)),
+      sprintf("bw_2: %s, %s", format_rate(topology$bottleneck_rate_bps), format_delay(topology$bottleneck_delay_s)),
+      sprintf("bw_3: %s, %s", format_rate(topology$sink_rate_bps), format_delay(topology$sink_delay_s)),
+      sprintf("buffer %s packets", topology$buffer_pkts %||% "?"),
+      sprintf("%s sources", topology$n_sources %||% "n"),
+      sprintf("%s sinks", topology$n_sinks %||% "n")
+    )
+  )
+  ggplot2::ggplot() +
+    ggplot2::geom_segment(data = links, ggplot2::aes(x = .data$x, y = .data$y, xend = .data$xend, yend = .data$yend,
+                                                     linewidth = .data$kind), colour = "grey30", show.legend = FALSE) +
+    ggplot2::scale_linewidth_manual(values = c(access = 0.5, bottleneck = 2)) +
+    ggplot2::geom_point(data = hosts, ggplot2::aes(x = .data$x, y = .data$y), size = 9, shape = 21, fill = "white") +
+    ggplot2::geom_text(data = hosts, ggplot2::aes(x = .data$x, y = .data$y, label = .data$label), size = 3) +
+    ggplot2::geom_point(data = routers, ggplot2::aes(x = .data$x, y = .data$y), size = 11, shape = 22, fill = "grey85") +
+    ggplot2::geom_text(data = routers, ggplot2::aes(x = .data$x, y = .data$y, label = .data$label), size = 3) +
+    ggplot2::annotate("text", x = c(0, 4), y = mean(side_y[max_drawn - 1:0]), label = "\u22ee", size = 6) +
+    ggplot2::geom_label(data = labels, ggplot2::aes(x = .data$x, y = .data$y, label = .data$label),
+                        size = 3, label.size = 0) +
+    ggplot2::coord_cartesian(xlim = c(-0.4, 4.4), ylim = c(-1.6, 1.3)) +
+    ggplot2::theme_void()
+}
+
+#' Topology parameters for `plot_dumbbell()` from a resolved scenario.
+#'
+#' Reads `topology` with the sub-objects `access`, `bottleneck` and `sinks`
+#' (each with `rate_bps`, `delay_s`; the bottleneck also `buffer_pkts`), or
+#' the flat keys `<part>_rate_bps`, `<part>_delay_s`; sinks default to the
+#' access link. The flow counts come from the sweep's `flows` values.
+dumbbell_parameters <- function(scenario) {
+  topology <- scenario$topology %||% list()
+  part <- function(name, field) {
+    topology[[name]][[field]] %||% topology[[paste0(name, "_", field)]]
+  }
+  flows <- unlist(scenario$sweep$flows)
+  count <- if (length(flows) == 0) NULL else if (length(flows) == 1) flows else sprintf("%s\u2013%s", min(flows), max(flows))
+  list(
+    access_rate_bps = part("access", "rate_bps"),
+    access_delay_s = part("access", "delay_s"),
+    bottleneck_rate_bps = part("bottleneck", "rate_bps"),
+    bottleneck_delay_s = part("bottleneck", "delay_s"),
+    sink_rate_bps = part("sinks", "rate_bps") %||% part("access", "rate_bps"),
+    sink_delay_s = part("sinks", "delay_s") %||% part("access", "delay_s"),
+    buffer_pkts = part("bottleneck", "buffer_pkts") %||% topology$buffer_pkts,
+    n_sources = count,
+    n_sinks = count
+  )
+}
+
+#' A figure caption naming the statistics and any censored completion times.
+#'
+#' @param summary The figure's summary rows.
+#' @param paper_caption The paper's caption, verbatim.
+figure_caption <- function(summary, label, paper_caption) {
+  n_range <- range(summary$n)
+  n_text <- if (n_range[1] == n_range[2]) sprintf("n = %d", n_range[1]) else sprintf("n = %d to %d", n_range[1], n_range[2])
+  method <- unique(summary$method)
+  text <- sprintf("%s (paper): \u201c%s\u201d. qlab: %s; %s; error bars/ribbons are 95%% t-intervals.",
+                  label, paper_caption, paste(method, collapse = "; "), n_text)
+  censored <- sum(summary$n_censored, na.rm = TRUE)
+  if (censored > 0) {
+    text <- paste(text, sprintf(
+      "%d task(s), summed over the runs shown, did not complete before their run ended: their completion time is censored at the run end, so the values that include them are lower bounds.",
+      censored))
+  }
+  text
+}

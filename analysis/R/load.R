@@ -1,0 +1,153 @@
+# Readers for the collected tables the Python side writes under
+#   results/<paper>/<name>/<backend>/{flows.csv.gz, runs.csv.gz, scenario.json}
+# and results/provenance.json. Column types are explicit; the sweep variables
+# (one column per variable, between `seed` and the trace columns) are the only
+# columns whose type is guessed, because each scenario names its own.
+
+`%||%` <- function(x, default) if (is.null(x)) default else x
+
+run_key_columns <- c("scenario", "backend", "series", "point", "seed")
+
+flow_trace_types <- list(
+  flow_id = readr::col_integer(),
+  app = readr::col_character(),
+  group = readr::col_character(),
+  cls = readr::col_integer(),
+  prec = readr::col_integer(),
+  seg_bytes = readr::col_integer(),
+  bytes_goal = readr::col_double(),
+  bytes_delivered = readr::col_double(),
+  start_s = readr::col_double(),
+  end_s = readr::col_double(),
+  completed = readr::col_integer(),
+  fct_s = readr::col_double(),
+  goodput_bps = readr::col_double(),
+  tx_packets = readr::col_double(),
+  retx_packets = readr::col_double()
+)
+
+run_key_types <- list(
+  scenario = readr::col_character(),
+  backend = readr::col_character(),
+  series = readr::col_character(),
+  point = readr::col_character(),
+  seed = readr::col_integer()
+)
+
+run_outcome_types <- list(
+  sim_end_s = readr::col_double(),
+  all_completed = readr::col_logical(),
+  wall_time_s = readr::col_double(),
+  valid = readr::col_logical(),
+  job_sha256 = readr::col_character()
+)
+
+#' Stop unless `df` has every column in `required`; `what` names the caller.
+require_columns <- function(df, required, what) {
+  missing <- setdiff(required, names(df))
+  if (length(missing) > 0) {
+    stop(sprintf("%s: the table must have column(s) %s", what, paste0("`", missing, "`", collapse = ", ")))
+  }
+  invisible(df)
+}
+
+read_typed_csv <- function(path, types) {
+  if (!file.exists(path)) {
+    stop(sprintf("%s: file not found", path))
+  }
+  header <- names(readr::read_csv(path, n_max = 0, col_types = readr::cols(.default = readr::col_character())))
+  missing <- setdiff(names(types), header)
+  if (length(missing) > 0) {
+    stop(sprintf("%s: missing required column(s) %s", path, paste0("`", missing, "`", collapse = ", ")))
+  }
+  spec <- do.call(readr::cols, c(types, list(.default = readr::col_guess())))
+  table <- readr::read_csv(path, col_types = spec, na = "NA", progress = FALSE)
+  problems <- readr::problems(table)
+  if (nrow(problems) > 0) {
+    first <- problems[1, ]
+    stop(sprintf("%s: row %d, column %d: expected %s, found '%s'",
+                 path, first$row, first$col, first$expected, first$actual))
+  }
+  table
+}
+
+#' Read a collected `flows.csv.gz`.
+read_flows_table <- function(path) {
+  read_typed_csv(path, c(run_key_types, flow_trace_types))
+}
+
+#' Read a collected `runs.csv.gz`.
+read_runs_table <- function(path) {
+  read_typed_csv(path, c(run_key_types, run_outcome_types))
+}
+
+#' The sweep variables of a runs table: the columns that are neither run keys nor outcomes.
+sweep_variables <- function(runs) {
+  setdiff(names(runs), c(names(run_key_types), names(run_outcome_types)))
+}
+
+#' Directory holding one scenario's collected tables for one backend.
+scenario_results_dir <- function(results_dir, scenario, backend) {
+  file.path(results_dir, scenario, backend)
+}
+
+#' Backends with collected results for a scenario.
+list_backends <- function(results_dir, scenario) {
+  dir <- file.path(results_dir, scenario)
+  if (!dir.exists(dir)) {
+    return(character())
+  }
+  backends <- list.dirs(dir, full.names = FALSE, recursive = FALSE)
+  backends[file.exists(file.path(dir, backends, "runs.csv.gz"))]
+}
+
+#' Read one scenario's results for one backend.
+#'
+#' @return A list: `flows` (with the run's `sim_end_s` joined), `runs`,
+#'   `sweep_vars`, and `scenario` (the resolved scenario.json, or NULL).
+read_scenario_results <- function(results_dir, scenario, backend) {
+  dir <- scenario_results_dir(results_dir, scenario, backend)
+  runs <- read_runs_table(file.path(dir, "runs.csv.gz"))
+  flows <- read_flows_table(file.path(dir, "flows.csv.gz"))
+  sweep_vars <- sweep_variables(runs)
+  missing_sweep <- setdiff(sweep_vars, names(flows))
+  if (length(missing_sweep) > 0) {
+    stop(sprintf("%s: missing sweep column(s) %s present in runs.csv.gz",
+                 file.path(dir, "flows.csv.gz"), paste0("`", missing_sweep, "`", collapse = ", ")))
+  }
+  flows <- dplyr::left_join(
+    flows,
+    dplyr::select(runs, dplyr::all_of(c(run_key_columns, "sim_end_s"))),
+    by = run_key_columns
+  )
+  if (any(is.na(flows$sim_end_s))) {
+    stop(sprintf("%s: some flows belong to no run of runs.csv.gz (matched on %s)",
+                 file.path(dir, "flows.csv.gz"), paste(run_key_columns, collapse = ", ")))
+  }
+  scenario_json <- file.path(dir, "scenario.json")
+  list(
+    flows = flows,
+    runs = runs,
+    sweep_vars = sweep_vars,
+    scenario = if (file.exists(scenario_json)) read_scenario_json(scenario_json) else NULL
+  )
+}
+
+#' Read a resolved scenario (scenario.json), keeping JSON arrays as lists.
+read_scenario_json <- function(path) {
+  jsonlite::read_json(path, simplifyVector = FALSE)
+}
+
+#' Read results/provenance.json.
+read_provenance <- function(results_dir) {
+  path <- file.path(results_dir, "provenance.json")
+  if (!file.exists(path)) {
+    stop(sprintf("%s: file not found", path))
+  }
+  provenance <- jsonlite::read_json(path, simplifyVector = FALSE)
+  missing <- setdiff(c("git_commit", "profile", "scenarios", "packages"), names(provenance))
+  if (length(missing) > 0) {
+    stop(sprintf("%s: missing required key(s) %s", path, paste0("`", missing, "`", collapse = ", ")))
+  }
+  provenance
+}

@@ -1,0 +1,148 @@
+# Statistics over seeds. Each run (series x sweep point x seed) gives one
+# value of a metric; we summarise the seeds of a point with the mean and a
+# 95% Student t-interval, and compare two series by pairing runs that share
+# the seed and the sweep values (common random numbers: same seed, same
+# flow start times and task sizes).
+
+confidence_level <- 0.95
+
+method_seeds <- "mean over n seeds, 95% t-interval (mean ± qt(0.975, n-1)·sd/√n)"
+method_paired_difference <- "paired by seed: mean of per-seed differences (treatment − baseline), 95% t-interval on the differences"
+method_paired_ratio <- "paired by seed: mean of per-seed ratios (treatment / baseline), 95% t-interval on the ratios"
+
+#' Mean and 95% t-interval of a vector of per-seed values.
+#'
+#' @return A one-row tibble: n, mean, sd, ci_lo, ci_hi. With one value the
+#'   sd and interval are NA (no spread can be estimated).
+t_interval <- function(x, level = confidence_level) {
+  if (!is.numeric(x)) {
+    stop("t-interval: `x` must be numeric")
+  }
+  if (level <= 0 || level >= 1) {
+    stop("t-interval: `level` must lie strictly between 0 and 1")
+  }
+  x <- x[!is.na(x)]
+  n <- length(x)
+  if (n == 0) {
+    return(tibble::tibble(n = 0L, mean = NA_real_, sd = NA_real_, ci_lo = NA_real_, ci_hi = NA_real_))
+  }
+  centre <- mean(x)
+  if (n == 1) {
+    return(tibble::tibble(n = 1L, mean = centre, sd = NA_real_, ci_lo = NA_real_, ci_hi = NA_real_))
+  }
+  spread <- stats::sd(x)
+  half_width <- stats::qt(1 - (1 - level) / 2, df = n - 1) * spread / sqrt(n)
+  tibble::tibble(n = n, mean = centre, sd = spread, ci_lo = centre - half_width, ci_hi = centre + half_width)
+}
+
+#' Summarise a long table of per-run values over seeds.
+#'
+#' @param df Long table with a `value` column (one row per run and metric).
+#' @param by Columns that identify a summary cell (e.g. series, flows, metric).
+#' @return `by` plus n, mean, sd, ci_lo, ci_hi, method (and n_censored summed
+#'   over the seeds when `df` has it).
+summarise_over_seeds <- function(df, by) {
+  require_columns(df, c(by, "value"), "summarise over seeds")
+  has_censored <- "n_censored" %in% names(df)
+  df |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
+    dplyr::summarise(
+      t_interval(.data$value),
+      n_censored = if (has_censored) sum(.data$n_censored, na.rm = TRUE) else NA_integer_,
+      .groups = "drop"
+    ) |>
+    dplyr::mutate(method = method_seeds)
+}
+
+#' Pair the runs of two series that share the seed and the `by` values.
+#'
+#' @param df Long per-run table with `series`, `seed`, `value`.
+#' @param treatment,baseline Series labels.
+#' @param by Columns a pair must share besides the seed (sweep values, metric, backend).
+#' @return One row per pair: `by`, seed, treatment, baseline, difference, ratio.
+pair_by_seed <- function(df, treatment, baseline, by) {
+  require_columns(df, c(by, "series", "seed", "value"), "pair by seed")
+  for (label in c(treatment, baseline)) {
+    if (!label %in% df$series) {
+      stop(sprintf("pair by seed: series `%s` must be present in the data (found: %s)",
+                   label, paste(unique(df$series), collapse = ", ")))
+    }
+  }
+  keys <- c(by, "seed")
+  pick <- function(label, name) {
+    df |>
+      dplyr::filter(.data$series == label) |>
+      dplyr::select(dplyr::all_of(keys), value = "value") |>
+      dplyr::rename(!!name := "value")
+  }
+  treated <- pick(treatment, "treatment")
+  base <- pick(baseline, "baseline")
+  if (anyDuplicated(treated[keys]) || anyDuplicated(base[keys])) {
+    stop("pair by seed: each series must have at most one run per seed and `by` values")
+  }
+  dplyr::inner_join(treated, base, by = keys) |>
+    dplyr::mutate(
+      difference = .data$treatment - .data$baseline,
+      ratio = dplyr::if_else(.data$baseline == 0, NA_real_, .data$treatment / .data$baseline)
+    )
+}
+
+#' Paired comparison of two series at each `by` cell.
+#'
+#' @return `by` plus `contrast` ("difference" or "ratio"), n, mean, sd,
+#'   ci_lo, ci_hi, method.
+compare_paired <- function(df, treatment, baseline, by) {
+  pairs <- pair_by_seed(df, treatment, baseline, by)
+  by_cell <- dplyr::group_by(pairs, dplyr::across(dplyr::all_of(by)))
+  differences <- by_cell |>
+    dplyr::summarise(t_interval(.data$difference), .groups = "drop") |>
+    dplyr::mutate(contrast = "difference", method = method_paired_difference)
+  ratios <- by_cell |>
+    dplyr::summarise(t_interval(.data$ratio), .groups = "drop") |>
+    dplyr::mutate(contrast = "ratio", method = method_paired_ratio)
+  dplyr::bind_rows(differences, ratios) |>
+    dplyr::mutate(treatment = treatment, baseline = baseline) |>
+    dplyr::relocate("contrast", .after = dplyr::all_of(by))
+}
+
+#' Every per-run metric of a scenario, as a long table.
+#'
+#' Invalid runs (`valid == FALSE`: the backend's fidelity checks failed) are
+#' left out with a warning.
+#'
+#' @param results One scenario's results (`read_scenario_results()`).
+#' @return Run keys, sweep variables, `metric`, `value`, `n_censored`
+#'   (censored flows in that run for completion-time metrics, else 0).
+compute_run_metrics <- function(results) {
+  runs <- results$runs
+  invalid <- runs[!runs$valid, run_key_columns]
+  if (nrow(invalid) > 0) {
+    warning(sprintf("%d run(s) of %s failed the backend's fidelity checks and are left out",
+                    nrow(invalid), paste(unique(invalid$scenario), collapse = ", ")))
+  }
+  flows <- dplyr::anti_join(results$flows, invalid, by = run_key_columns)
+  by <- c(run_key_columns, results$sweep_vars)
+  longer <- function(df, metric, value, censored = NULL) {
+    dplyr::transmute(
+      df,
+      dplyr::across(dplyr::all_of(by)),
+      metric = metric,
+      value = .data[[value]],
+      n_censored = if (is.null(censored)) 0L else .data[[censored]]
+    )
+  }
+  completion <- function(group, label) {
+    times <- summarise_completion_time(flows, by, group)
+    dplyr::bind_rows(
+      longer(times, sprintf("avg_fct_%s_s", label), "avg_fct_s", "n_censored"),
+      longer(times, sprintf("worst_fct_%s_s", label), "worst_fct_s", "n_censored")
+    )
+  }
+  groups <- sort(unique(flows$group))
+  dplyr::bind_rows(
+    longer(summarise_system_goodput(flows, by), "system_goodput_bps", "system_goodput_bps"),
+    longer(summarise_fairness(flows, by), "fairness_jain", "fairness_jain"),
+    completion(NULL, "all"),
+    purrr::map2_dfr(groups, groups, completion)
+  )
+}

@@ -1,0 +1,32 @@
+write_gz <- function(df) {
+  path <- tempfile("runs", fileext = ".csv.gz")
+  readr::write_csv(df, path)
+  path
+}
+
+runs_row <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "a", point = "f10", seed = 1L,
+                           flows = 10, sim_end_s = 5, all_completed = TRUE, wall_time_s = 1,
+                           valid = TRUE, job_sha256 = "x")
+
+test_that("a missing column is reported with the file and the column", {
+  path <- write_gz(dplyr::select(runs_row, -"sim_end_s"))
+  expect_error(read_runs_table(path), paste0(basename(path), ": missing required column\\(s\\) `sim_end_s`"))
+})
+
+test_that("sweep variables are the columns besides run keys and outcomes", {
+  runs <- read_runs_table(write_gz(runs_row))
+  expect_equal(sweep_variables(runs), "flows")
+  expect_type(runs$valid, "logical")
+})
+
+test_that("flows of an unknown run are refused", {
+  dir <- file.path(tempfile("results"), "p/s/ns3")
+  dir.create(dir, recursive = TRUE)
+  readr::write_csv(runs_row, file.path(dir, "runs.csv.gz"))
+  flows <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "b", point = "f10", seed = 1L, flows = 10,
+                          flow_id = 0L, app = "bulk", group = "congestive", cls = 0L, prec = 0L, seg_bytes = 1000L,
+                          bytes_goal = 1, bytes_delivered = 1, start_s = 0, end_s = 1, completed = 1L, fct_s = 1,
+                          goodput_bps = 8, tx_packets = 1, retx_packets = 0)
+  readr::write_csv(flows, file.path(dir, "flows.csv.gz"))
+  expect_error(read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3"), "belong to no run")
+})

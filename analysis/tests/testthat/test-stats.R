@@ -1,0 +1,59 @@
+test_that("the t-interval matches a hand computation", {
+  x <- c(2, 4, 6, 8)
+  # mean 5, sd = sqrt(20 / 3), half-width = qt(0.975, 3) * sd / 2
+  # qt(0.975, 3) = 3.182446
+  half <- 3.182446 * sqrt(20 / 3) / 2
+  result <- t_interval(x)
+  expect_equal(result$n, 4L)
+  expect_equal(result$mean, 5)
+  expect_equal(result$sd, sqrt(20 / 3))
+  expect_equal(result$ci_lo, 5 - half, tolerance = 1e-6)
+  expect_equal(result$ci_hi, 5 + half, tolerance = 1e-6)
+})
+
+test_that("one seed gives a mean without an interval", {
+  result <- t_interval(3)
+  expect_equal(result$mean, 3)
+  expect_true(is.na(result$ci_lo))
+})
+
+test_that("summarise_over_seeds groups by the given columns and names its method", {
+  df <- tibble::tibble(series = rep(c("a", "b"), each = 3), flows = 10, seed = rep(1:3, 2),
+                       value = c(1, 2, 3, 10, 10, 10))
+  result <- summarise_over_seeds(df, c("series", "flows"))
+  expect_equal(result$mean, c(2, 10))
+  expect_equal(result$sd, c(1, 0))
+  expect_match(result$method[[1]], "95% t-interval")
+})
+
+paired_data <- tibble::tibble(
+  series = rep(c("base", "treat"), each = 4),
+  flows = 10,
+  metric = "m",
+  seed = c(1L, 2L, 3L, 4L, 4L, 3L, 2L, 1L),
+  value = c(10, 20, 30, 40, 44, 33, 22, 11)
+)
+
+test_that("pairing matches runs by seed, not by row order", {
+  pairs <- pair_by_seed(paired_data, "treat", "base", c("flows", "metric")) |> arrange(seed)
+  expect_equal(pairs$difference, c(1, 2, 3, 4))
+  expect_equal(pairs$ratio, rep(1.1, 4))
+})
+
+test_that("paired differences and ratios get t-intervals on the per-seed values", {
+  result <- compare_paired(paired_data, "treat", "base", c("flows", "metric"))
+  difference <- filter(result, contrast == "difference")
+  ratio <- filter(result, contrast == "ratio")
+  # differences 1..4: mean 2.5, sd sqrt(5/3)
+  expect_equal(difference$mean, 2.5)
+  expect_equal(difference$ci_hi, 2.5 + qt(0.975, 3) * sqrt(5 / 3) / 2)
+  expect_equal(ratio$mean, 1.1)
+  expect_equal(ratio$sd, 0)
+  expect_match(ratio$method, "per-seed ratios")
+})
+
+test_that("unpaired seeds are left out and a missing series is an error", {
+  unpaired <- bind_rows(paired_data, tibble::tibble(series = "base", flows = 10, metric = "m", seed = 9L, value = 1))
+  expect_equal(nrow(pair_by_seed(unpaired, "treat", "base", c("flows", "metric"))), 4)
+  expect_error(pair_by_seed(paired_data, "nope", "base", "flows"), "series `nope` must be present")
+})

@@ -1,0 +1,39 @@
+# Metrics, statistics and claim verdicts, in R (analysis/R).
+
+ANALYSIS_CODE = sorted(str(p) for p in Path("analysis/R").glob("*.R")) + sorted(
+    str(p) for p in Path("analysis/scripts").glob("*.R")
+)
+
+
+rule analyze:
+    input:
+        collected_of_paper,
+        ANALYSIS_CODE,
+        claims="analysis/claims/{paper}.yaml",
+        items="analysis/papers/{paper}.yaml",
+    output:
+        claims=f"{RESULTS}/analysis/{{paper}}/claims.csv",
+    log:
+        f"{RESULTS}/logs/analyze/{{paper}}.log",
+    params:
+        # results/analysis/<paper>/claims.csv -> results
+        results=lambda w, output: Path(output.claims).parents[2],
+    threads: 1
+    shell:
+        "TZ=UTC Rscript analysis/scripts/analyze.R --results {params.results} --paper {wildcards.paper}"
+        " --out $(dirname {output.claims}) > {log} 2>&1"
+
+
+rule provenance:
+    input:
+        [f"{RESULTS}/{s.id}/{b}/runs.csv.gz" for s in SCENARIOS for b in config["backends"]],
+    output:
+        f"{RESULTS}/provenance.json",
+    log:
+        f"{RESULTS}/logs/provenance.log",
+    params:
+        py=PY,
+        profile=PROFILE,
+    threads: 1
+    shell:
+        "{params.py} -m qlab provenance --profile {params.profile} --out {output} > {log} 2>&1"

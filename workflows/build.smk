@@ -1,0 +1,37 @@
+# Build the discipline core and the backends' runners from source.
+
+CORE_SOURCES = sorted(
+    str(p) for p in Path("disciplines/core").glob("*.[ch]") if p.name != "README.md"
+)
+NS3_SOURCES = sorted(str(p) for p in Path("disciplines/ns3").glob("*.cc")) + sorted(
+    str(p) for p in Path("disciplines/ns3").glob("*.h")
+)
+
+
+rule build_core:
+    input:
+        CORE_SOURCES,
+        "disciplines/core/Makefile",
+    output:
+        "build/core/qcore-replay",
+        "build/core/libqcore.a",
+    log:
+        "logs/build/core.log",
+    threads: 2
+    shell:
+        "make -C disciplines/core -j{threads} > {log} 2>&1"
+
+
+rule build_ns3:
+    input:
+        CORE_SOURCES,
+        NS3_SOURCES,
+        "disciplines/ns3/CMakeLists.txt",
+    output:
+        "build/ns3/qlab-ns3-run",
+    log:
+        "logs/build/ns3.log",
+    threads: 2
+    shell:
+        "(cmake -S disciplines/ns3 -B build/ns3 -DCMAKE_BUILD_TYPE=Release"
+        " && cmake --build build/ns3 -j{threads}) > {log} 2>&1"

@@ -1,0 +1,68 @@
+# Configuration, scenario expansion and the input functions every module uses.
+import sys
+from pathlib import Path
+
+from snakemake.utils import validate
+
+from qlab import backends as qlab_backends
+from qlab import scenario as sc
+
+
+configfile: "workflows/config.yaml"
+
+
+validate(config, "config.schema.json")
+
+PY = sys.executable
+RESULTS = config["results"].rstrip("/")
+SITE = config["site"].rstrip("/")
+PROFILE = config["profile"]
+
+try:
+    SCENARIOS = [s for s in sc.load_all(config["scenarios"] or None) if not s.abstract]
+    JOBS = [j for s in SCENARIOS for j in sc.expand(s, PROFILE, config["backends"])]
+except sc.ScenarioError as exc:
+    for line in exc.problems:
+        print(line, file=sys.stderr)
+    sys.exit(2)
+
+# Job descriptions are written only when their content changes, so a second
+# run with nothing changed runs no simulation, and changing one scenario value
+# reruns only the jobs whose description changed.
+sc.write_jobs(JOBS, Path(RESULTS))
+
+PAPERS = sorted({s.paper for s in SCENARIOS})
+
+
+wildcard_constraints:
+    paper="[a-z0-9-]+",
+    name="[a-z0-9-]+",
+    backend="[a-z0-9]+",
+    point="[A-Za-z0-9.+_-]+",
+    seed="[0-9]+",
+
+
+def runs_of_scenario(wildcards):
+    """run.json of every job of one scenario on one backend."""
+    scenario = f"{wildcards.paper}/{wildcards.name}"
+    return [
+        f"{RESULTS}/{j.rel_dir}/run.json"
+        for j in JOBS
+        if j.scenario == scenario and j.backend == wildcards.backend
+    ]
+
+
+def collected_of_paper(wildcards):
+    """The collected flow tables of every scenario (and backend) of one paper."""
+    return sorted(
+        {
+            f"{RESULTS}/{j.scenario}/{j.backend}/flows.csv.gz"
+            for j in JOBS
+            if j.scenario.split("/")[0] == wildcards.paper
+        }
+    )
+
+
+def runner_tools(wildcards):
+    """Programs a backend's runner needs; building them is a rule (build.smk)."""
+    return [str(p) for p in qlab_backends.get(wildcards.backend).tools().values()]
