@@ -24,6 +24,10 @@
 
 #include "qcore_compat.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define QCORE_MAX_BANDS 8
 
 enum qcore_verdict {
@@ -244,5 +248,9 @@ struct qcore_disc_ops {
 /* Registry (userspace adapters): NULL-terminated list of every discipline. */
 extern const struct qcore_disc_ops *const qcore_disciplines[];
 const struct qcore_disc_ops *qcore_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* QCORE_H */

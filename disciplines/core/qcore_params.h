@@ -14,6 +14,10 @@
 #include <stdio.h>
 #include "qcore.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Zero *params, then set every parameter from its table default. */
 int qcore_params_defaults(const struct qcore_disc_ops *ops, void *params,
 			  char *err, size_t errlen);
@@ -44,5 +48,9 @@ const struct qcore_param_desc *qcore_params_find(const struct qcore_disc_ops *op
 
 /* For every parameter: name, unit, default, range or choices, help. */
 void qcore_params_usage(const struct qcore_disc_ops *ops, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* QCORE_PARAMS_H */

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * qlab-bulk-apps.cc - sender and sink of a qlab bulk flow (see qlab-bulk-apps.h).
+ */
+#include "qlab-bulk-apps.h"
+
+#include "ns3/abort.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/log.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-socket-factory.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("QlabBulkApps");
+
+NS_OBJECT_ENSURE_REGISTERED(QlabBulkSender);
+NS_OBJECT_ENSURE_REGISTERED(QlabBulkSink);
+
+// ---------------------------------------------------------------- sender
+
+TypeId
+QlabBulkSender::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::QlabBulkSender")
+                            .SetParent<Application>()
+                            .SetGroupName("Applications")
+                            .AddConstructor<QlabBulkSender>();
+    return tid;
+}
+
+QlabBulkSender::QlabBulkSender()
+    : m_segmentBytes(536),
+      m_goalBytes(0),
+      m_tos(0),
+      m_connected(false),
+      m_closed(false),
+      m_handedBytes(0),
+      m_anySent(false),
+      m_txSegments(0),
+      m_retxSegments(0)
+{
+}
+
+QlabBulkSender::~QlabBulkSender() = default;
+
+void
+QlabBulkSender::Setup(const Address& peer, uint32_t segmentBytes, uint64_t bytes, uint8_t tos)
+{
+    m_peer = peer;
+    m_segmentBytes = segmentBytes;
+    m_goalBytes = bytes;
+    m_tos = tos;
+}
+
+uint64_t
+QlabBulkSender::GetTxSegments() const
+{
+    return m_txSegments;
+}
+
+uint64_t
+QlabBulkSender::GetRetxSegments() const
+{
+    return m_retxSegments;
+}
+
+void
+QlabBulkSender::DoDispose()
+{
+    m_socket = nullptr;
+    Application::DoDispose();
+}
+
+void
+QlabBulkSender::StartApplication()
+{
+    NS_LOG_FUNCTION(this);
+    m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    // Per-flow MSS: set before Connect, while the socket is still closed.
+    m_socket->SetAttribute("SegmentSize", UintegerValue(m_segmentBytes));
+    m_socket->TraceConnectWithoutContext("Tx", MakeCallback(&QlabBulkSender::Transmitted, this));
+    NS_ABORT_MSG_IF(m_socket->Bind() != 0, "QlabBulkSender: cannot bind a TCP socket");
+    m_socket->SetConnectCallback(MakeCallback(&QlabBulkSender::ConnectionSucceeded, this),
+                                 MakeCallback(&QlabBulkSender::ConnectionFailed, this));
+    m_socket->SetSendCallback(MakeCallback(&QlabBulkSender::SendData, this));
+    // TcpSocketBase::Connect takes the IP ToS from the peer address (and
+    // overrides an earlier SetIpTos), so the flow's ToS travels there.
+    InetSocketAddress peer = InetSocketAddress::ConvertFrom(m_peer);
+    peer.SetTos(m_tos);
+    m_socket->Connect(peer);
+}
+
+void
+QlabBulkSender::StopApplication()
+{
+    NS_LOG_FUNCTION(this);
+    if (m_socket && !m_closed)
+    {
+        m_socket->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+        m_closed = true;
+        m_socket->Close();
+    }
+}
+
+void
+QlabBulkSender::ConnectionSucceeded(Ptr<Socket> socket)
+{
+    NS_LOG_FUNCTION(this << socket);
+    m_connected = true;
+    SendData(socket, socket->GetTxAvailable());
+}
+
+void
+QlabBulkSender::ConnectionFailed(Ptr<Socket> /* socket */)
+{
+    // The flow stays incomplete; flows.csv reports it.
+    NS_LOG_WARN("QlabBulkSender: connection to the sink failed at " << Simulator::Now());
+}
+
+void
+QlabBulkSender::SendData(Ptr<Socket> socket, uint32_t /* available */)
+{
+    if (!m_connected || m_closed)
+    {
+        return;
+    }
+    // Fill the send buffer; TCP sends as its window allows and calls back
+    // here when buffer space frees up.  Bounded: each round hands over at
+    // least one byte or stops.
+    while (m_handedBytes < m_goalBytes)
+    {
+        const uint64_t remaining = m_goalBytes - m_handedBytes;
+        const uint32_t room = socket->GetTxAvailable();
+        const uint32_t chunk = static_cast<uint32_t>(std::min<uint64_t>(remaining, room));
+        if (chunk == 0)
+        {
+            return;
+        }
+        const int sent = socket->Send(Create<Packet>(chunk));
+        if (sent <= 0)
+        {
+            return;
+        }
+        m_handedBytes += static_cast<uint64_t>(sent);
+    }
+    // Everything is in the send buffer: TCP sends the FIN after the data.
+    m_closed = true;
+    socket->Close();
+}
+
+void
+QlabBulkSender::Transmitted(Ptr<const Packet> payload,
+                            const TcpHeader& header,
+                            Ptr<const TcpSocketBase> /* socket */)
+{
+    const uint32_t len = payload->GetSize();
+    if (len == 0)
+    {
+        return; // SYN, FIN or pure ACK
+    }
+    m_txSegments++;
+    const SequenceNumber32 start = header.GetSequenceNumber();
+    const SequenceNumber32 end = start + len;
+    if (m_anySent && start < m_highestSent)
+    {
+        m_retxSegments++;
+    }
+    if (!m_anySent || end > m_highestSent)
+    {
+        m_highestSent = end;
+        m_anySent = true;
+    }
+}
+
+// ---------------------------------------------------------------- sink
+
+TypeId
+QlabBulkSink::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::QlabBulkSink")
+                            .SetParent<Application>()
+                            .SetGroupName("Applications")
+                            .AddConstructor<QlabBulkSink>();
+    return tid;
+}
+
+QlabBulkSink::QlabBulkSink()
+    : m_segmentBytes(536),
+      m_goalBytes(0),
+      m_deliveredBytes(0),
+      m_complete(false)
+{
+}
+
+QlabBulkSink::~QlabBulkSink() = default;
+
+void
+QlabBulkSink::Setup(const Address& local,
+                    uint32_t segmentBytes,
+                    uint64_t goalBytes,
+                    Callback<void> done)
+{
+    m_local = local;
+    m_segmentBytes = segmentBytes;
+    m_goalBytes = goalBytes;
+    m_done = done;
+}
+
+uint64_t
+QlabBulkSink::GetDeliveredBytes() const
+{
+    return m_deliveredBytes;
+}
+
+bool
+QlabBulkSink::IsComplete() const
+{
+    return m_complete;
+}
+
+Time
+QlabBulkSink::GetCompletionTime() const
+{
+    return m_completionTime;
+}
+
+void
+QlabBulkSink::DoDispose()
+{
+    m_listener = nullptr;
+    m_connection = nullptr;
+    m_done = Callback<void>();
+    Application::DoDispose();
+}
+
+void
+QlabBulkSink::StartApplication()
+{
+    NS_LOG_FUNCTION(this);
+    m_listener = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    // The accepted socket is a copy of the listener, so it inherits the MSS.
+    m_listener->SetAttribute("SegmentSize", UintegerValue(m_segmentBytes));
+    NS_ABORT_MSG_IF(m_listener->Bind(m_local) != 0, "QlabBulkSink: cannot bind " << m_local);
+    m_listener->Listen();
+    m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                  MakeCallback(&QlabBulkSink::Accepted, this));
+}
+
+void
+QlabBulkSink::StopApplication()
+{
+    NS_LOG_FUNCTION(this);
+    if (m_connection)
+    {
+        m_connection->Close();
+    }
+    if (m_listener)
+    {
+        m_listener->Close();
+    }
+}
+
+void
+QlabBulkSink::Accepted(Ptr<Socket> socket, const Address& /* from */)
+{
+    NS_LOG_FUNCTION(this << socket);
+    m_connection = socket;
+    socket->SetRecvCallback(MakeCallback(&QlabBulkSink::Received, this));
+}
+
+void
+QlabBulkSink::Received(Ptr<Socket> socket)
+{
+    // Drain what TCP has delivered in order; bounded by the receive buffer.
+    Ptr<Packet> packet;
+    while ((packet = socket->Recv()))
+    {
+        if (packet->GetSize() == 0)
+        {
+            break;
+        }
+        m_deliveredBytes += packet->GetSize();
+    }
+    if (!m_complete && m_deliveredBytes >= m_goalBytes)
+    {
+        m_complete = true;
+        m_completionTime = Simulator::Now();
+        if (!m_done.IsNull())
+        {
+            m_done();
+        }
+    }
+}
+
+} // namespace ns3

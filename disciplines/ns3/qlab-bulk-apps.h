@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * qlab-bulk-apps.h - the two ends of a qlab "bulk" flow (the papers' FTP
+ * tasks): a sender that transfers exactly N bytes over one TCP connection as
+ * fast as TCP allows, and a sink that counts the bytes delivered in order to
+ * the receiving application and reports when the goal is reached.
+ *
+ * ns-3's BulkSendApplication and PacketSink are close, but neither sets the
+ * socket's SegmentSize per flow (the workload's small-MSS flows need it on
+ * both ends) nor counts retransmissions.
+ */
+#ifndef QLAB_BULK_APPS_H
+#define QLAB_BULK_APPS_H
+
+#include "ns3/address.h"
+#include "ns3/application.h"
+#include "ns3/callback.h"
+#include "ns3/nstime.h"
+#include "ns3/ptr.h"
+#include "ns3/sequence-number.h"
+#include "ns3/socket.h"
+#include "ns3/tcp-header.h"
+
+#include <cstdint>
+
+namespace ns3
+{
+
+class Packet;
+class TcpSocketBase;
+
+/**
+ * Sends `bytes` bytes to a sink over TCP, refilling the socket's send buffer
+ * whenever it has room, then closes the connection.  Counts the data
+ * segments TCP transmitted; a data segment starting below the highest
+ * sequence number already sent is a retransmission.
+ */
+class QlabBulkSender : public Application
+{
+  public:
+    static TypeId GetTypeId();
+    QlabBulkSender();
+    ~QlabBulkSender() override;
+
+    /**
+     * \param peer the sink's IPv4 address and port (an InetSocketAddress)
+     * \param segmentBytes TCP payload per segment (MSS)
+     * \param bytes application bytes to transfer
+     * \param tos IPv4 ToS byte of the flow's packets
+     */
+    void Setup(const Address& peer, uint32_t segmentBytes, uint64_t bytes, uint8_t tos);
+
+    /// \return data segments transmitted (retransmissions included)
+    uint64_t GetTxSegments() const;
+    /// \return data segments retransmitted
+    uint64_t GetRetxSegments() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+
+    void ConnectionSucceeded(Ptr<Socket> socket);
+    void ConnectionFailed(Ptr<Socket> socket);
+    void SendData(Ptr<Socket> socket, uint32_t available);
+    void Transmitted(Ptr<const Packet> payload,
+                     const TcpHeader& header,
+                     Ptr<const TcpSocketBase> socket);
+
+    Address m_peer;
+    uint32_t m_segmentBytes;
+    uint64_t m_goalBytes;
+    uint8_t m_tos;
+
+    Ptr<Socket> m_socket;
+    bool m_connected;
+    bool m_closed;          //!< Close() called: no more data
+    uint64_t m_handedBytes; //!< bytes given to the socket so far
+
+    bool m_anySent;
+    SequenceNumber32 m_highestSent; //!< one past the last data byte sent
+    uint64_t m_txSegments;
+    uint64_t m_retxSegments;
+};
+
+/**
+ * Accepts one TCP connection, reads everything that arrives and calls the
+ * completion callback once when `goalBytes` have been delivered.
+ */
+class QlabBulkSink : public Application
+{
+  public:
+    static TypeId GetTypeId();
+    QlabBulkSink();
+    ~QlabBulkSink() override;
+
+    /**
+     * \param local address and port to listen on
+     * \param segmentBytes TCP segment size of the accepted connection
+     * \param goalBytes bytes after which the flow is complete
+     * \param done called once, at completion
+     */
+    void Setup(const Address& local,
+               uint32_t segmentBytes,
+               uint64_t goalBytes,
+               Callback<void> done);
+
+    /// \return bytes delivered to this application so far
+    uint64_t GetDeliveredBytes() const;
+    /// \return whether goalBytes were delivered
+    bool IsComplete() const;
+    /// \return when the goal was reached (valid when IsComplete())
+    Time GetCompletionTime() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+
+    void Accepted(Ptr<Socket> socket, const Address& from);
+    void Received(Ptr<Socket> socket);
+
+    Address m_local;
+    uint32_t m_segmentBytes;
+    uint64_t m_goalBytes;
+    Callback<void> m_done;
+
+    Ptr<Socket> m_listener;
+    Ptr<Socket> m_connection;
+    uint64_t m_deliveredBytes;
+    bool m_complete;
+    Time m_completionTime;
+};
+
+} // namespace ns3
+
+#endif /* QLAB_BULK_APPS_H */

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * qlab-queue-disc.h - ns-3 adapter for the qlab discipline core (qcore).
+ *
+ * QlabQueueDisc is generic over every discipline in the core's registry
+ * (disciplines/core/qcore.c): the core decides, this queue disc moves the
+ * packets.  It holds one DropTailQueue<QueueDiscItem> per band, with a
+ * limit far above any backlog, because buffer limits are the core's
+ * decision (an overflow drop with reason "overflow").
+ *
+ * What the core sees of an ns-3 packet (struct qcore_pkt):
+ *   len        item->GetSize(): for an Ipv4QueueDiscItem the IP total length
+ *              (header included, no L2 framing).
+ *   flow_hash  item->Hash(0) (ns-3's 5-tuple hash for IPv4).
+ *   cls        the DSCP class selector, ToS bits 7..5: cls = tos >> 5 (0..7).
+ *   prec       the AF drop-precedence bits, ToS bits 4..3: prec = (tos >> 3) & 3.
+ *              Flows whose ToS is 0 (the default) have cls = prec = 0.
+ *   flags      QCORE_PKT_PURE_ACK for a TCP segment with the ACK flag, no
+ *              SYN/FIN/RST and no payload.
+ *   now_ns     Simulator::Now() in nanoseconds.
+ * Packets that are not IPv4 get cls = prec = flags = 0.
+ *
+ * Verdicts: QUEUE enqueues in the band; DROP calls DropBeforeEnqueue with the
+ * core's reason name (the constants below); MARK calls Mark() and queues, and
+ * a packet that cannot carry a CE mark (not ECN-capable) is dropped with
+ * AQM_DROP instead, as ns-3's RED and Linux's sch_red do.  On dequeue the
+ * core answers SERVE (send the head of a band), DROP_HEAD (DropAfterDequeue
+ * with the reason, then ask again) or EMPTY; after every removal the core is
+ * told through its dequeued() hook.
+ *
+ * Randomness comes only from the core's generator (struct qcore_rng), seeded
+ * from the Seed attribute (the runner sets it from the job's seed); the queue
+ * disc uses no ns-3 random stream.
+ *
+ * Peek() is not overridden: QueueDisc::DoPeek dequeues and holds the packet,
+ * so the core counts a peeked packet as sent at peek time.  ns-3's transmit
+ * path never peeks at a root queue disc.
+ */
+#ifndef QLAB_QUEUE_DISC_H
+#define QLAB_QUEUE_DISC_H
+
+#include "ns3/queue-disc.h"
+#include "ns3/traced-callback.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "qcore.h"
+
+namespace ns3
+{
+
+class QlabQueueDisc : public QueueDisc
+{
+  public:
+    static TypeId GetTypeId();
+
+    QlabQueueDisc();
+    ~QlabQueueDisc() override;
+
+    // Drop reasons: the core's names (qcore_reason_names), checked at CheckConfig.
+    static constexpr const char* OVERFLOW_DROP = "overflow";
+    static constexpr const char* AQM_DROP = "aqm";
+    static constexpr const char* PRECEDENCE_LOCAL_DROP = "precedence_local";
+    static constexpr const char* PRECEDENCE_CROSS_DROP = "precedence_cross";
+    static constexpr const char* DELAY_DROP = "delay";
+    // Mark reason (the core gives no reason with a MARK verdict).
+    static constexpr const char* ECN_MARK = "ecn";
+
+    /// What happened to a packet, as reported by the "BandEvent" trace source.
+    enum class Event : uint8_t
+    {
+        ENQUEUE,      //!< admitted to a band
+        DEQUEUE,      //!< sent from a band
+        DROP_ARRIVAL, //!< dropped on arrival (never queued)
+        DROP_HEAD,    //!< dropped from the head of a band
+        MARK,         //!< CE-marked on arrival (an ENQUEUE follows)
+    };
+
+    /**
+     * Signature of the "BandEvent" trace source.
+     * \param item the packet
+     * \param event what happened
+     * \param band the band the core classified the packet into
+     * \param reason drop reason name, or nullptr when not a drop
+     */
+    typedef void (*BandEventTracedCallback)(Ptr<const QueueDiscItem> item,
+                                            Event event,
+                                            uint32_t band,
+                                            const char* reason);
+
+    /// Cumulative per-band packet counters.
+    struct BandCounters
+    {
+        uint64_t enqueuedPkts = 0; //!< admitted to the band
+        uint64_t dequeuedPkts = 0; //!< sent from the band
+        uint64_t droppedPkts = 0;  //!< dropped on arrival or at the head, classified into the band
+    };
+
+    /**
+     * Check a discipline name and a parameter string exactly as CheckConfig
+     * will, without creating a queue disc.
+     * \param discipline the core discipline's name, e.g. "ncq"
+     * \param params "name=value,name=value" in the core's parameter syntax
+     * \param error set to a one-line message naming the offending parameter
+     * \return true when the configuration is valid
+     */
+    static bool ValidateConfig(const std::string& discipline,
+                               const std::string& params,
+                               std::string* error);
+
+    /**
+     * Check the packet metadata a flow will produce against the discipline's
+     * classifier (ops->check_pkt), e.g. a cls the discipline has no band for.
+     * \return true when every packet with this cls/prec is accepted
+     */
+    static bool ValidatePacketClass(const std::string& discipline,
+                                    const std::string& params,
+                                    uint8_t cls,
+                                    uint8_t prec,
+                                    std::string* error);
+
+    /// \return the number of bands (valid after initialization)
+    uint32_t GetNBands() const;
+    /// \return packets queued in the band
+    uint32_t GetBandBacklogPkts(uint32_t band) const;
+    /// \return IP bytes queued in the band
+    uint64_t GetBandBacklogBytes(uint32_t band) const;
+    /// \return the band's cumulative counters
+    const BandCounters& GetBandCounters(uint32_t band) const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override;
+    Ptr<QueueDiscItem> DoDequeue() override;
+    bool CheckConfig() override;
+    void InitializeParams() override;
+
+    /// The core's memory for one discipline instance (8-byte aligned).
+    struct CoreConfig
+    {
+        const struct qcore_disc_ops* ops = nullptr;
+        std::vector<uint64_t> params;
+        uint32_t nbands = 0;
+    };
+
+    static bool Configure(const std::string& discipline,
+                          const std::string& params,
+                          CoreConfig* config,
+                          std::string* error);
+    static const char* ReasonName(uint8_t reason);
+
+    void FillBandViews(struct qcore_band_view* views) const;
+    void ClassifyPacket(Ptr<const QueueDiscItem> item, struct qcore_pkt* pkt) const;
+    Ptr<InternalQueue> BandQueue(uint32_t band) const;
+
+    // Attributes
+    std::string m_discipline; //!< core discipline name
+    std::string m_params;     //!< "name=value,..." for the core's parser
+    uint64_t m_seed;          //!< seed of the core's generator
+
+    // Core instance
+    CoreConfig m_core;
+    std::vector<uint64_t> m_vars;
+    std::vector<uint64_t> m_stats;
+    struct qcore_rng m_rng;
+
+    std::vector<BandCounters> m_counters;
+
+    TracedCallback<Ptr<const QueueDiscItem>, Event, uint32_t, const char*> m_bandEvent;
+};
+
+} // namespace ns3
+
+#endif /* QLAB_QUEUE_DISC_H */

@@ -1,0 +1,226 @@
+#!/bin/sh
+# test_runner.sh - end-to-end checks of qlab-ns3-run on tiny jobs.
+#
+#   disciplines/ns3/tests/test_runner.sh [path/to/qlab-ns3-run]
+#
+# Builds build/ns3 first when no binary is given and none exists.  Prints one
+# line per check and "N passed, N failed"; exits 1 when anything failed.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+runner=${1:-$repo/build/ns3/qlab-ns3-run}
+python=/usr/bin/python3
+
+if [ $# = 0 ] && [ ! -x "$runner" ]; then
+	cmake -S "$repo/disciplines/ns3" -B "$repo/build/ns3" >/dev/null &&
+		cmake --build "$repo/build/ns3" >/dev/null
+fi
+if [ ! -x "$runner" ]; then
+	echo "no runner at $runner"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+
+ok() {
+	passed=$((passed + 1))
+	echo "ok   $1"
+}
+
+fail() {
+	failed=$((failed + 1))
+	echo "FAIL $1"
+}
+
+# make_job FILE DISC FLOWS WINDOW_SCALING PACKETS: a 10 Mb/s dumbbell job.
+# Flow 0 is the small one (MSS 100, 10 kB); flows 1.. are 200 kB, MSS 1460
+# (1 MB in the 2-flow job), cls 1 for prio.  DISC is ncq, droptail or prio.
+make_job() {
+	"$python" - "$@" <<'EOF'
+import json, sys
+path, disc, nflows, wscale, packets = sys.argv[1:6]
+nflows = int(nflows)
+params = {
+    "ncq": {"size_bytes": "141", "thresh": "0.05", "limit_pkts": "100"},
+    "droptail": {"limit_pkts": "100"},
+    "prio": {},
+}[disc]
+# In the bigger job the small flow starts once the large ones are running.
+flows = [{"flow_id": 0, "app": "bulk", "group": "noncongestive", "cls": 0, "prec": 0,
+          "seg_bytes": 100, "bytes": 10000, "start_s": 0.123456789 if nflows == 2 else 1.0}]
+for i in range(1, nflows):
+    flows.append({"flow_id": i, "app": "bulk", "group": "congestive",
+                  "cls": 1 if disc == "prio" else 0, "prec": 0, "seg_bytes": 1460,
+                  "bytes": 1000000 if nflows == 2 else 200000,
+                  "start_s": round(0.01 + 0.0371 * i, 9)})
+job = {
+    "schema": "qlab-job/1", "scenario": "test/ns3", "paper": "test", "backend": "ns3",
+    "series": disc, "point": "p", "point_values": {}, "seed": 3,
+    "duration_s": 2.0 if nflows == 2 else 60.0, "stop_when_done": nflows != 2,
+    "topology": {"kind": "dumbbell", "access_rate_bps": 10000000, "access_delay_s": 0.001,
+                 "bottleneck_rate_bps": 10000000, "bottleneck_delay_s": 0.010},
+    "tcp": {"variant": "NewReno", "sack": False, "timestamps": False,
+            "window_scaling": wscale == "1", "initial_cwnd_segments": 2,
+            "delayed_ack_count": 1, "min_rto_s": 0.2, "syn_timeout_s": 1.0, "rcv_buf_bytes": 131072,
+            "snd_buf_bytes": 131072},
+    "discipline": {"kind": disc, "params": params},
+    "flows": flows,
+    "trace": {"queue_sample_interval_s": 0.1, "packets": packets == "1"},
+}
+json.dump(job, open(path, "w"), indent=1)
+EOF
+}
+
+# run JOB OUT: run the job, 0 on success.
+run() {
+	"$runner" "$1" "$2" >"$2.log" 2>&1
+}
+
+flows_header="flow_id,app,group,cls,prec,seg_bytes,bytes_goal,bytes_delivered,start_s,end_s,completed,fct_s,goodput_bps,tx_packets,retx_packets"
+queues_header="time_s,band,backlog_pkts,backlog_bytes,enqueued_pkts,dequeued_pkts,dropped_pkts,drop_prob"
+packets_header="seq,time_s,event,band,len_bytes,flow_id,sojourn_s,reason"
+
+# --- the tiny job, twice, per discipline ------------------------------------
+for disc in ncq droptail; do
+	make_job "$tmp/$disc.json" "$disc" 2 0 1
+	if run "$tmp/$disc.json" "$tmp/$disc-a" && run "$tmp/$disc.json" "$tmp/$disc-b"; then
+		ok "$disc: tiny job runs"
+	else
+		fail "$disc: tiny job runs ($(cat "$tmp/$disc-a.log" "$tmp/$disc-b.log" 2>/dev/null))"
+		continue
+	fi
+	same=1
+	for t in flows queues packets; do
+		cmp -s "$tmp/$disc-a/$t.csv" "$tmp/$disc-b/$t.csv" || same=0
+	done
+	[ $same = 1 ] && ok "$disc: identical CSVs on rerun" || fail "$disc: identical CSVs on rerun"
+
+	[ "$(head -1 "$tmp/$disc-a/flows.csv")" = "$flows_header" ] &&
+		[ "$(head -1 "$tmp/$disc-a/queues.csv")" = "$queues_header" ] &&
+		[ "$(head -1 "$tmp/$disc-a/packets.csv")" = "$packets_header" ] &&
+		ok "$disc: CSV headers" || fail "$disc: CSV headers"
+
+	# Two rows sorted by flow_id, the small flow completed and delivered exactly its goal.
+	"$python" - "$tmp/$disc-a/flows.csv" <<'EOF' && ok "$disc: flows.csv rows" || fail "$disc: flows.csv rows"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+assert [r["flow_id"] for r in rows] == ["0", "1"], rows
+small = rows[0]
+assert small["completed"] == "1" and small["bytes_delivered"] == "10000", small
+assert abs(float(small["fct_s"]) - (float(small["end_s"]) - float(small["start_s"]))) < 1e-9
+assert float(small["goodput_bps"]) > 0 and int(small["tx_packets"]) >= 100
+for r in rows:
+    assert int(r["bytes_delivered"]) <= int(r["bytes_goal"])
+    assert int(r["retx_packets"]) <= int(r["tx_packets"])
+EOF
+
+	# Queue samples: sorted, 0.1 s apart from 0, counters consistent on every row.
+	"$python" - "$tmp/$disc-a/queues.csv" "$disc" <<'EOF' && ok "$disc: queues.csv invariants" || fail "$disc: queues.csv invariants"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+nbands = {"ncq": 2, "droptail": 1}[sys.argv[2]]
+keys = [(float(r["time_s"]), int(r["band"])) for r in rows]
+assert keys == sorted(keys) and len(set(keys)) == len(keys)
+assert {k[1] for k in keys} == set(range(nbands))
+assert rows[0]["time_s"] == "0.000000000" and rows[-1]["time_s"] == "2.000000000"
+total = {}
+for r in rows:
+    enq, deq, backlog = int(r["enqueued_pkts"]), int(r["dequeued_pkts"]), int(r["backlog_pkts"])
+    assert enq - deq == backlog, r
+    assert r["drop_prob"] == "NA"
+    total[r["time_s"]] = total.get(r["time_s"], 0) + backlog
+assert max(total.values()) <= 100
+EOF
+done
+
+# --- NCQ: only small packets are favoured -----------------------------------
+# With thresh 0.05 at most 5% of the arrivals go to band 0, so in the 2-flow
+# job part of the small flow stays in band 1; the 11-flow job below checks
+# that the small flow gets all of band 0 when there is enough other traffic.
+"$python" - "$tmp/ncq-a/packets.csv" <<'EOF' && ok "ncq: band 0 holds only small packets" || fail "ncq: band 0 holds only small packets"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["event"] == "enq"]
+band0 = [r for r in rows if r["band"] == "0"]
+assert all(int(r["len_bytes"]) < 141 for r in band0)
+assert any(r["flow_id"] == "0" and r["len_bytes"] == "140" for r in band0)
+EOF
+
+# --- prio: cls travels in the ToS byte to the discipline ---------------------
+make_job "$tmp/prio.json" prio 2 0 1
+if run "$tmp/prio.json" "$tmp/prio"; then
+	"$python" - "$tmp/prio/packets.csv" <<'EOF' && ok "prio: cls 1 flow in band 1" || fail "prio: cls 1 flow in band 1"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["event"] == "enq"]
+assert {r["band"] for r in rows if r["flow_id"] == "1"} == {"1"}
+assert {r["band"] for r in rows if r["flow_id"] == "0"} == {"0"}
+EOF
+else
+	fail "prio: job runs ($(cat "$tmp/prio.log"))"
+fi
+
+# --- regression: ns-3 3.37 issue #991 (receiver-window-limited senders) -----
+# Twenty 200 kB flows without window scaling crash unpatched ns-3 3.37
+# (ns3-tcp-fixes.cc).
+# Started amid 20 large flows, the small flow's data packets are few enough
+# (against thresh = 5% of arrivals) for NCQ to put most of them in band 0.
+make_job "$tmp/rwnd.json" ncq 21 0 1
+if run "$tmp/rwnd.json" "$tmp/rwnd"; then
+	ok "20 flows without window scaling run (ns-3 #991 fix)"
+	"$python" - "$tmp/rwnd" <<'EOF' && ok "ncq: 21 flows complete, small flow favoured" || fail "ncq: 21 flows complete, small flow favoured"
+import csv, json, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/flows.csv", newline="")))
+assert len(rows) == 21 and all(r["completed"] == "1" for r in rows)
+assert json.load(open(d + "/runner.json"))["all_completed"] is True
+events = list(csv.DictReader(open(d + "/packets.csv", newline="")))
+# NCQ's invariant at every arrival (enq, or an arrival dropped on overflow):
+# favoured <= thresh * received, and only small packets are favoured.
+received = favoured = 0
+for r in events:
+    if r["event"] == "enq" or (r["event"] == "drop" and r["sojourn_s"] == "NA"):
+        received += 1
+        if r["band"] == "0":
+            favoured += 1
+            assert int(r["len_bytes"]) < 141, r
+        assert favoured * 100 <= 5 * received + 100, (favoured, received)
+small = [r for r in events if r["event"] == "enq" and r["flow_id"] == "0" and r["len_bytes"] == "140"]
+assert len(small) == 100
+# most of the small flow rides in band 0 (a burst may hit the 5% bound)
+assert sum(r["band"] == "0" for r in small) >= 50, [r["band"] for r in small]
+EOF
+else
+	fail "20 flows without window scaling run (ns-3 #991 fix) ($(cat "$tmp/rwnd.log"))"
+fi
+
+# --- bad jobs exit 2 and name the field --------------------------------------
+bad_job() { # NAME PYTHON-EDIT EXPECTED-TEXT
+	"$python" -c "
+import json
+j = json.load(open('$tmp/ncq.json'))
+$2
+json.dump(j, open('$tmp/bad.json', 'w'))
+"
+	"$runner" "$tmp/bad.json" "$tmp/bad" >"$tmp/bad.out" 2>"$tmp/bad.err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q -- "$3" "$tmp/bad.err"; then
+		ok "bad job: $1"
+	else
+		fail "bad job: $1 (exit $rc: $(cat "$tmp/bad.err"))"
+	fi
+}
+bad_job "missing field" "del j['tcp']['min_rto_s']" "tcp.min_rto_s: missing"
+bad_job "bad parameter value" "j['discipline']['params']['thresh'] = '1.5'" "discipline.params: thresh"
+bad_job "unknown parameter" "j['discipline']['params']['bogus'] = '1'" "bogus"
+bad_job "unknown discipline" "j['discipline']['kind'] = 'nope'" "discipline.kind"
+bad_job "wrong type" "j['flows'][0]['seg_bytes'] = 'x'" "flows\[0\].seg_bytes"
+echo '{"schema": ' >"$tmp/bad.json"
+"$runner" "$tmp/bad.json" "$tmp/bad" 2>/dev/null
+[ $? = 2 ] && ok "bad job: invalid JSON" || fail "bad job: invalid JSON"
+
+echo "$passed passed, $failed failed"
+[ $failed = 0 ]
