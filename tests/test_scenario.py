@@ -155,7 +155,7 @@ def test_profiles_change_seeds_and_values():
     s = sc.load(REPO / "scenarios/ncq-conf/flows.yaml")
     quick, paper, test = (sc.expand(s, p) for p in ("quick", "paper", "test"))
     assert len(paper) == 4 * len(quick)
-    assert {j.spec["point_values"]["flows"] for j in test} == {4, 8}
+    assert {j.spec["point_values"]["flows"] for j in test} == {10, 50}
     assert {j.seed for j in test} == {1, 2}
 
 

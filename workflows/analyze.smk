@@ -10,7 +10,7 @@ rule analyze:
         collected_of_paper,
         ANALYSIS_CODE,
         claims="analysis/claims/{paper}.yaml",
-        items="analysis/papers/{paper}.yaml",
+        paper_items="analysis/papers/{paper}.yaml",
     output:
         claims=f"{RESULTS}/analysis/{{paper}}/claims.csv",
     log:

@@ -1,0 +1,141 @@
+"""End to end: scenario files -> Snakemake -> ns-3 -> traces -> R -> HTML report.
+
+Runs the three ncq-conf scenarios at their `test` profile (two sweep points
+or fewer, two seeds, a few simulated seconds), then checks the report, that a
+second run simulates nothing, and that changing one value reruns only its jobs.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qlab import paths, traces
+
+from .conftest import REPO, needs
+
+pytestmark = [needs(paths.NS3_RUNNER), needs(paths.QCORE_REPLAY)]
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+
+
+def snakemake(tmp: Path, scen_dir: Path, *extra: str) -> subprocess.CompletedProcess:
+    files = sorted(str(p) for p in scen_dir.glob("*.yaml"))
+    cmd = [str(SNAKEMAKE), "--cores", "2", "--quiet", "rules", "host", "--config", "profile=test",
+           f"results={tmp / 'results'}", f"site={tmp / 'site'}", f"scenarios={json.dumps(files)}",
+           *extra]
+    env = dict(os.environ, TZ="UTC")
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env, timeout=1200)
+    if proc.returncode != 0:
+        logs = "\n".join(p.read_text(errors="replace")[-3000:]
+                         for p in (tmp / "results" / "logs").rglob("*.log"))
+        pytest.fail(f"snakemake failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}\n{logs}")
+    return proc
+
+
+class Page(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.imgs: list[str] = []
+        self.tables: list[list[list[str]]] = []
+        self._cell: list[str] | None = None
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "img":
+            self.imgs.append(a.get("src", ""))
+        elif tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self.tables and self.tables[-1]:
+            self.tables[-1][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def parse(path: Path) -> Page:
+    p = Page()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("e2e")
+    scen_dir = tmp / "scenarios" / "ncq-conf"
+    shutil.copytree(REPO / "scenarios" / "ncq-conf", scen_dir)
+    snakemake(tmp, scen_dir)
+    return tmp, scen_dir
+
+
+def run_dirs(tmp: Path) -> list[Path]:
+    return sorted(p.parent for p in (tmp / "results" / "ncq-conf").rglob("seed-*/run.json"))
+
+
+def test_every_job_ran_and_passes_the_trace_validator(run):
+    tmp, _ = run
+    dirs = run_dirs(tmp)
+    assert len(dirs) == 2 * 2 * 2 + 4 * 2 + 4 * 2  # flows + thresh + size-reading
+    for d in dirs:
+        assert traces.check_dir(d) == [], d
+
+
+def test_same_seed_gives_byte_identical_tables(run, tmp_path):
+    tmp, _ = run
+    d = next(p for p in run_dirs(tmp) if "ncq_flows-10" in str(p))
+    job = tmp / "results" / "jobs" / d.relative_to(tmp / "results").with_suffix(".json")
+    out = tmp_path / "again"
+    subprocess.run([sys.executable, "-m", "qlab", "run-job", str(job), "--out", str(out)],
+                   check=True, cwd=REPO)
+    for table in ("flows.csv.gz", "queues.csv.gz"):
+        assert (out / table).read_bytes() == (d / table).read_bytes(), table
+
+
+def test_report_holds_figures_and_claims(run):
+    tmp, _ = run
+    site = tmp / "site"
+    index = site / "index.html"
+    assert index.exists()
+    page = parse(site / "ncq-conf.html")
+    text = " ".join(page.text)
+    for i in range(1, 10):
+        assert f"Fig. {i}" in text or f"Figure {i}" in text, f"figure {i} missing"
+    assert len(page.imgs) >= 10, page.imgs  # Figs 1-9 and the sensitivity figure
+    claims = [t for t in page.tables if t and any(c.lower() == "verdict" for c in t[0])]
+    assert len(claims) >= 9, "a claims table per figure and the listing"
+    verdicts = set()
+    for t in claims:
+        col = [c.lower() for c in t[0]].index("verdict")
+        verdicts |= {row[col] for row in t[1:] if len(row) > col}
+    assert verdicts <= {"reproduced", "partly", "not reproduced", "qualitative", "not comparable",
+                        "inconclusive"}, verdicts
+    assert (site / "provenance.html").exists()
+
+
+def test_second_run_simulates_nothing_and_one_change_reruns_only_its_jobs(run):
+    tmp, scen_dir = run
+    before = {d: (d / "run.json").stat().st_mtime_ns for d in run_dirs(tmp)}
+    snakemake(tmp, scen_dir)
+    assert {d: (d / "run.json").stat().st_mtime_ns for d in run_dirs(tmp)} == before
+    f = scen_dir / "thresh.yaml"
+    f.write_text(f.read_text().replace("thresh: 0.01,", "thresh: 0.02,"))
+    snakemake(tmp, scen_dir)
+    after = {d: (d / "run.json").stat().st_mtime_ns for d in run_dirs(tmp)}
+    changed = sorted(str(d.relative_to(tmp / "results")) for d in after if after[d] != before.get(d))
+    assert changed == [f"ncq-conf/thresh/ns3/ncq-0.01_flows-50/seed-{s}" for s in (1, 2)]
