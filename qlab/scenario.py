@@ -114,16 +114,33 @@ def _leaf_paths(doc: Any, prefix: str = "") -> Iterator[str]:
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Merge ``over`` into a copy of ``base``: mappings recursively, all else
-    replaced; a null value removes an inherited key (e.g. a series)."""
+    """Merge ``over`` into a copy of ``base``: mappings recursively, lists of
+    assumptions accumulate, all else is replaced; a null value removes an
+    inherited key (e.g. a series)."""
     out = copy.deepcopy(base)
     for k, v in over.items():
         if v is None and k in out:
             del out[k]
+        elif k == "assumptions" and isinstance(v, list) and isinstance(out.get(k), list):
+            out[k] = merge_assumptions(out[k], v)
         elif isinstance(v, dict) and isinstance(out.get(k), dict):
             out[k] = deep_merge(out[k], v)
         else:
             out[k] = copy.deepcopy(v)
+    return out
+
+
+def merge_assumptions(base: list[Any], over: list[Any]) -> list[Any]:
+    """Assumptions accumulate down the inheritance chain; an entry with the
+    same id as an inherited one replaces it in place."""
+    ids = {a.get("id"): i for i, a in enumerate(base) if isinstance(a, dict)}
+    out = copy.deepcopy(base)
+    for a in over:
+        i = ids.get(a.get("id")) if isinstance(a, dict) else None
+        if i is None:
+            out.append(copy.deepcopy(a))
+        else:
+            out[i] = copy.deepcopy(a)
     return out
 
 

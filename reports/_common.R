@@ -156,13 +156,21 @@ print_parameters <- function(ctx, id) {
     return(invisible())
   }
   keep <- intersect(c("topology", "tcp", "workload", "series", "sweep", "seeds"), names(scenario))
-  print_html(html_table(flatten_parameters(scenario[keep])))
+  table <- flatten_parameters(scenario[keep])
+  # a swept value is not the value of every run: point to its sweep
+  for (name in names(scenario$sweep)) {
+    swept <- table$parameter == scenario$sweep[[name]]$path
+    table$value[swept] <- sprintf("swept: see sweep.%s.values", name)
+  }
+  print_html(html_table(table))
 }
 
 #' The scenario's assumptions (where the paper is ambiguous).
 print_assumptions <- function(ctx, id) {
   item <- paper_item(ctx, id)
   assumptions <- ctx$scenarios[[item$scenario]]$assumptions
+  # an assumption naming figures applies to those only
+  assumptions <- purrr::keep(assumptions, function(a) is.null(a$figures) || id %in% unlist(a$figures))
   cat("\n**Assumptions** of ", item$scenario, ":\n\n", sep = "")
   if (length(assumptions) == 0) {
     cat("None recorded.\n\n")

@@ -35,6 +35,8 @@ want=$(sha256sum requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: creating the Python environment in $VENV (pinned: requirements.txt)"
   /usr/bin/python3 -m venv "$VENV"
+  # wheel first, so sdists build as wheels instead of the legacy setup.py path
+  "$VENV/bin/pip" install -q --disable-pip-version-check wheel
   "$VENV/bin/pip" install -q --disable-pip-version-check -r requirements.txt
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -e .
   echo "$want" > "$stamp"

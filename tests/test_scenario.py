@@ -182,3 +182,14 @@ def test_discipline_parameters_are_checked_by_the_core(paper_dir, capsys):
         f"{f}: series.ncq-0.01.params: unknown parameter 'colour' for ncq "
         "(valid: size_bytes, thresh, limit_pkts, variant, mode, favor_acks, ramp)",
     ]
+
+
+def test_assumptions_accumulate_down_the_inheritance_chain(paper_dir):
+    flows = sc.load(paper_dir / "flows.yaml")
+    ids = [a["id"] for a in flows.doc["assumptions"]]
+    assert "task-sizes" in ids and "flows-step" in ids  # from defaults.yaml and flows.yaml
+    f = paper_dir / "flows.yaml"
+    f.write_text(f.read_text() + "  - id: task-sizes\n    text: Overridden here for a test.\n")
+    again = sc.load(f).doc["assumptions"]
+    assert [a["id"] for a in again] == ids  # replaced in place, not duplicated
+    assert next(a for a in again if a["id"] == "task-sizes")["text"] == "Overridden here for a test."

@@ -52,6 +52,12 @@ def runs_of_scenario(wildcards):
     ]
 
 
+def scenario_files(wildcards):
+    """The YAML files that define a scenario (the file and what it extends)."""
+    scenario = f"{wildcards.paper}/{wildcards.name}"
+    return [str(f) for s in SCENARIOS if s.id == scenario for f in s.files]
+
+
 def collected_of_paper(wildcards):
     """The collected flow tables of every scenario (and backend) of one paper."""
     return sorted(

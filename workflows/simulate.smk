@@ -26,7 +26,9 @@ rule simulate:
 
 rule collect:
     input:
-        runs_of_scenario,
+        runs=runs_of_scenario,
+        # scenario.json carries the assumptions the report shows
+        scenario=scenario_files,
     output:
         flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/flows.csv.gz",
         runs=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/runs.csv.gz",

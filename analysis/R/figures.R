@@ -123,27 +123,37 @@ plot_dumbbell <- function(topology, max_drawn = 4) {
     ggplot2::theme_void()
 }
 
-#' Topology parameters for `plot_dumbbell()` from a resolved scenario.
+#' Topology parameters for `plot_dumbbell()` from a resolved scenario
+#' (`scenario.json`, written by `qlab collect`).
 #'
-#' Reads `topology` with the sub-objects `access`, `bottleneck` and `sinks`
-#' (each with `rate_bps`, `delay_s`; the bottleneck also `buffer_pkts`), or
-#' the flat keys `<part>_rate_bps`, `<part>_delay_s`; sinks default to the
-#' access link. The flow counts come from the sweep's `flows` values.
+#' Reads the flat keys `topology.<part>_rate_bps` / `<part>_delay_s` (part =
+#' access, bottleneck; the sink side uses the access links), the buffer from
+#' the series' `limit_pkts` (shown when every series uses the same value), and
+#' the flow counts from the sweep of `workload.flows`.
 dumbbell_parameters <- function(scenario) {
   topology <- scenario$topology %||% list()
-  part <- function(name, field) {
-    topology[[name]][[field]] %||% topology[[paste0(name, "_", field)]]
+  part <- function(name, field) topology[[paste0(name, "_", field)]]
+  flows <- NULL
+  for (variable in scenario$sweep %||% list()) {
+    if (identical(variable$path, "workload.flows")) flows <- unlist(variable$values)
   }
-  flows <- unlist(scenario$sweep$flows)
-  count <- if (length(flows) == 0) NULL else if (length(flows) == 1) flows else sprintf("%s\u2013%s", min(flows), max(flows))
+  if (is.null(flows)) flows <- scenario$workload$flows
+  count <- if (length(flows) == 0) {
+    NULL
+  } else if (length(flows) == 1) {
+    flows
+  } else {
+    sprintf("%s\u2013%s", min(flows), max(flows))
+  }
+  limits <- unique(unlist(lapply(scenario$series %||% list(), function(s) s$params$limit_pkts)))
   list(
     access_rate_bps = part("access", "rate_bps"),
     access_delay_s = part("access", "delay_s"),
     bottleneck_rate_bps = part("bottleneck", "rate_bps"),
     bottleneck_delay_s = part("bottleneck", "delay_s"),
-    sink_rate_bps = part("sinks", "rate_bps") %||% part("access", "rate_bps"),
-    sink_delay_s = part("sinks", "delay_s") %||% part("access", "delay_s"),
-    buffer_pkts = part("bottleneck", "buffer_pkts") %||% topology$buffer_pkts,
+    sink_rate_bps = part("access", "rate_bps"),
+    sink_delay_s = part("access", "delay_s"),
+    buffer_pkts = if (length(limits) == 1) limits else NULL,
     n_sources = count,
     n_sinks = count
   )
