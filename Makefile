@@ -5,7 +5,7 @@ CORES ?= $(shell nproc)
 RESULTS ?= results
 VENV := .venv
 PY := $(VENV)/bin/python
-SNAKEMAKE := $(VENV)/bin/snakemake
+SNAKEMAKE := $(VENV)/bin/snakemake --workflow-profile workflows/profiles/local
 
 .PHONY: all setup build reproduce test lint clean help
 
@@ -20,7 +20,7 @@ setup:
 	@scripts/setup.sh
 
 build: setup
-	@$(SNAKEMAKE) --quiet all --cores $(CORES) build/core/qcore-replay build/ns3/qlab-ns3-run
+	@$(SNAKEMAKE) build/core/qcore-replay build/ns3/qlab-ns3-run --cores $(CORES) --quiet all
 
 reproduce: build
 ifneq ($(RUNTIME),native)

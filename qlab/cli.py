@@ -15,9 +15,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from qlab import __version__, backends, paths, provenance, runjob, traces
-from qlab import collect as collect_mod
-from qlab import scenario as sc
+# Commands import what they need when they run: `run-job` runs once per
+# simulation, and the scenario machinery (jsonschema, yaml) would double the
+# cost of a small job.
+from qlab import PROFILES, __version__, paths
 
 EXIT_USER = 2
 
@@ -29,6 +30,8 @@ def _fail(lines: Sequence[str]) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from qlab import scenario as sc
+
     files = args.files or sc.discover()
     try:
         scenarios = sc.load_all(files)
@@ -45,8 +48,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_discipline_params(scenarios: list[sc.Scenario]) -> list[str]:
+def check_discipline_params(scenarios: list) -> list[str]:
     """Ask the core's parser (through qcore-replay) about every series' parameters."""
+    from qlab import scenario as sc
+
     if not paths.QCORE_REPLAY.exists():
         return [f"qlab validate: {paths.QCORE_REPLAY} is not built, so discipline parameters "
                 "cannot be checked (run `make build`)"]
@@ -88,6 +93,8 @@ def _core_rejects(kind: str, params: list[tuple[str, str]]) -> str | None:
 
 
 def cmd_expand(args: argparse.Namespace) -> int:
+    from qlab import scenario as sc
+
     try:
         scenarios = sc.load_all(args.files or None)
         jobs = [j for s in scenarios for j in sc.expand(s, args.profile, args.backend or None)]
@@ -99,6 +106,8 @@ def cmd_expand(args: argparse.Namespace) -> int:
 
 
 def cmd_run_job(args: argparse.Namespace) -> int:
+    from qlab import backends, runjob
+
     try:
         runjob.run_job(Path(args.job), Path(args.out), Path(args.log) if args.log else None)
     except (runjob.JobError, backends.BackendError) as exc:
@@ -107,6 +116,8 @@ def cmd_run_job(args: argparse.Namespace) -> int:
 
 
 def cmd_check_traces(args: argparse.Namespace) -> int:
+    from qlab import traces
+
     problems = []
     for d in args.dirs:
         problems += traces.check_dir(Path(d))
@@ -124,6 +135,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
+    from qlab import collect as collect_mod
+    from qlab import scenario as sc
+
     try:
         scen = sc.load(paths.SCENARIOS / f"{args.scenario}.yaml")
         out = collect_mod.collect(scen, args.profile, args.backend, Path(args.results))
@@ -136,6 +150,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_provenance(args: argparse.Namespace) -> int:
+    from qlab import provenance
+    from qlab import scenario as sc
+
     try:
         scenarios = sc.load_all()
     except sc.ScenarioError as exc:
@@ -172,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("expand", help="write the job descriptions of scenarios")
     e.add_argument("files", nargs="*")
-    e.add_argument("--profile", default="quick", choices=sc.PROFILES)
+    e.add_argument("--profile", default="quick", choices=PROFILES)
     e.add_argument("--backend", action="append", help="only this backend (repeatable)")
     e.add_argument("--results", default="results")
     e.set_defaults(func=cmd_expand)
@@ -194,13 +211,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     co = sub.add_parser("collect", help="gather a scenario's traces into tidy tables")
     co.add_argument("scenario", help="scenario id, e.g. ncq-conf/flows")
-    co.add_argument("--profile", default="quick", choices=sc.PROFILES)
+    co.add_argument("--profile", default="quick", choices=PROFILES)
     co.add_argument("--backend", default="ns3")
     co.add_argument("--results", default="results")
     co.set_defaults(func=cmd_collect)
 
     pv = sub.add_parser("provenance", help="write provenance.json (commit, hashes, versions)")
-    pv.add_argument("--profile", default="quick", choices=sc.PROFILES)
+    pv.add_argument("--profile", default="quick", choices=PROFILES)
     pv.add_argument("--out", default="results/provenance.json")
     pv.set_defaults(func=cmd_provenance)
 

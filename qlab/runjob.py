@@ -48,6 +48,7 @@ def run_job(job_file: Path, out_dir: Path, log: Path | None = None) -> dict[str,
         "all_completed": facts.get("all_completed"),
         "versions": {"qlab": __version__, **facts.get("versions", {})},
         "wall_time_s": facts.get("wall_time_s"),
+        "runner_cpu_s": facts.get("runner_cpu_s"),
         "valid": facts.get("valid", True),
         "invalid_reasons": facts.get("invalid_reasons", []),
     }

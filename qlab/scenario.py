@@ -24,10 +24,10 @@ from typing import Any
 import jsonschema
 import yaml
 
-from qlab import paths
+from qlab import PROFILES, paths
 
 SAFE_TOKEN = re.compile(r"^[A-Za-z0-9.+-]{1,64}$")
-PROFILES = ("quick", "paper", "test")
+
 
 
 class ScenarioError(Exception):

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # Debian packages: simulators, toolchain, R + tidyverse, pandoc.
 DEB_PACKAGES=(
   build-essential cmake pkg-config
-  libns3-dev libgsl-dev nlohmann-json3-dev zlib1g-dev
+  libns3-dev libgsl-dev nlohmann-json3-dev
   r-base-core r-cran-tidyverse r-cran-knitr r-cran-rmarkdown r-cran-testthat
   r-cran-yaml r-cran-jsonlite
   pandoc python3-venv valgrind

@@ -9,7 +9,7 @@ VENV=.venv
 step() { printf '\n== %s\n' "$*"; }
 
 step "build (core, ns-3 runner)"
-"$VENV/bin/snakemake" --quiet all --cores "$(nproc)" build/core/qcore-replay build/ns3/qlab-ns3-run \
+"$VENV/bin/snakemake" build/core/qcore-replay build/ns3/qlab-ns3-run --cores "$(nproc)" --quiet all \
   || { cat logs/build/*.log >&2; exit 1; }
 
 step "C: discipline core unit and replay tests"

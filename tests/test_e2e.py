@@ -27,7 +27,8 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 def snakemake(tmp: Path, scen_dir: Path, *extra: str) -> subprocess.CompletedProcess:
     files = sorted(str(p) for p in scen_dir.glob("*.yaml"))
-    cmd = [str(SNAKEMAKE), "--cores", "2", "--quiet", "rules", "host", "--config", "profile=test",
+    cmd = [str(SNAKEMAKE), "--workflow-profile", "workflows/profiles/local", "--cores", "2",
+           "--quiet", "rules", "host", "--config", "profile=test",
            f"results={tmp / 'results'}", f"site={tmp / 'site'}", f"scenarios={json.dumps(files)}",
            *extra]
     env = dict(os.environ, TZ="UTC")
