@@ -34,6 +34,7 @@ rule provenance:
     params:
         py=PY,
         profile=PROFILE,
+        git=GIT_STATE,
     threads: 1
     shell:
         "{params.py} -m qlab provenance --profile {params.profile} --out {output} > {log} 2>&1"

@@ -34,6 +34,23 @@ sc.write_jobs(JOBS, Path(RESULTS))
 PAPERS = sorted({s.paper for s in SCENARIOS})
 
 
+def git_state():
+    """The checkout's commit, with '-dirty' when tracked files differ from it."""
+    import subprocess
+
+    def git(*args):
+        out = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    head = git("rev-parse", "HEAD") or "unknown"
+    return head + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+# A provenance parameter: a new commit regenerates the provenance page and
+# the report (Snakemake's params trigger), never a simulation.
+GIT_STATE = git_state()
+
+
 wildcard_constraints:
     paper="[a-z0-9-]+",
     name="[a-z0-9-]+",
