@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Instructions per offered packet (enqueue, and dequeue + `dequeued` for
+# each packet not dropped) of each
+# core discipline, counted by callgrind inside the discipline's entry points
+# only (benchmarks/core_cost.c), beside DropTail's. Deterministic: the same
+# binary and inputs give the same counts on any load.
+#   benchmarks/core-cost.sh [PACKETS]      (default 20000)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packets=${1:-20000}
+make -s -C disciplines/core ../../build/core/libqcore.a ../../build/core/qcore-replay >/dev/null
+out=build/core/core_cost
+gcc -std=c11 -O2 -Wall -Wextra -Idisciplines/core -o "$out" benchmarks/core_cost.c build/core/libqcore.a
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# DISC  budget  [--param NAME=VALUE ...]   (budgets: the mission's targets)
+cases=(
+  "droptail 100"
+  "prio 100 --param bands=3"
+  "ncq 100 --param size_bytes=141"
+)
+for extra in cqaqm:100 rd:100 srd:100 red:400 wred:400 rbaqm:400; do
+  build/core/qcore-replay --list | grep -qx "${extra%%:*}" && cases+=("${extra%%:*} ${extra##*:}")
+done
+
+cost() { # DISC ARGS... -> instructions per packet
+  valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" --collect-atstart=no \
+    --toggle-collect='qcore_bench_*' "$out" "$@" >/dev/null 2>&1
+  total=$(callgrind_annotate "$tmp/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  awk -v t="$total" -v n="$packets" 'BEGIN { printf "%.1f", t / n }'
+}
+
+base=$(cost droptail "$packets")
+printf '| discipline | parameters | instructions / packet | vs DropTail | budget | within |\n|---|---|---|---|---|---|\n'
+for c in "${cases[@]}"; do
+  read -r -a w <<< "$c"
+  disc=${w[0]} budget=${w[1]} params=("${w[@]:2}")
+  ipp=$(cost "$disc" "$packets" "${params[@]}")
+  ratio=$(awk -v a="$ipp" -v b="$base" 'BEGIN { printf "%.2f", a / b }')
+  ok=$(awk -v a="$ipp" -v b="$budget" 'BEGIN { print (a <= b) ? 1 : 0 }')
+  printf '| %s | %s | %s | %sx | %s | %s |\n' "$disc" "${params[*]:-defaults}" "$ipp" "$ratio" "$budget" \
+    "$([ "$ok" = 1 ] && echo yes || echo NO)"
+done
