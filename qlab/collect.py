@@ -49,5 +49,6 @@ def collect(scen: sc.Scenario, profile: str, backend: str, results: Path) -> Pat
     out = results / scen.id / backend
     traces.write_csv_gz(out / "flows.csv.gz", prefix + flow_cols, flow_rows)
     traces.write_csv_gz(out / "runs.csv.gz", prefix + list(RUN_COLUMNS), run_rows)
-    sc.write_if_changed(out / "scenario.json", sc.canonical_json(doc))
+    # always written, so the output is never older than the rule's inputs
+    traces.atomic_write_bytes(out / "scenario.json", sc.canonical_json(doc).encode("utf-8"))
     return out

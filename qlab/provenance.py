@@ -73,4 +73,8 @@ def collect(scenarios: list[sc.Scenario], profile: str) -> dict[str, Any]:
 
 
 def write(out: Path, scenarios: list[sc.Scenario], profile: str) -> None:
-    sc.write_if_changed(out, sc.canonical_json(collect(scenarios, profile)))
+    # always written, so the output is never older than the rule's inputs
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(sc.canonical_json(collect(scenarios, profile)), encoding="utf-8")
+    tmp.replace(out)

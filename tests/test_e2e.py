@@ -140,3 +140,19 @@ def test_second_run_simulates_nothing_and_one_change_reruns_only_its_jobs(run):
     after = {d: (d / "run.json").stat().st_mtime_ns for d in run_dirs(tmp)}
     changed = sorted(str(d.relative_to(tmp / "results")) for d in after if after[d] != before.get(d))
     assert changed == [f"ncq-conf/thresh/ns3/ncq-0.01_flows-50/seed-{s}" for s in (1, 2)]
+
+
+def test_after_a_rerun_the_next_run_does_nothing(run):
+    """After any rerun (here one simulation, and so its collect, analysis and
+    report), the next run must do nothing."""
+    tmp, scen_dir = run
+    victim = next(d for d in run_dirs(tmp) if "droptail_flows-10" in str(d)) / "run.json"
+    redone = victim.stat().st_mtime_ns
+    snakemake(tmp, scen_dir, "--forcerun", str(victim))  # one simulation redone
+    assert victim.stat().st_mtime_ns != redone
+    watched = [tmp / "site" / "index.html", tmp / "results" / "provenance.json",
+               *sorted((tmp / "results" / "ncq-conf").glob("*/ns3/*.csv.gz")),
+               *sorted((tmp / "results" / "ncq-conf").glob("*/ns3/scenario.json"))]
+    before = {p: p.stat().st_mtime_ns for p in watched}
+    snakemake(tmp, scen_dir)
+    assert {p: p.stat().st_mtime_ns for p in watched} == before
