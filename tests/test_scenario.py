@@ -193,3 +193,11 @@ def test_assumptions_accumulate_down_the_inheritance_chain(paper_dir):
     again = sc.load(f).doc["assumptions"]
     assert [a["id"] for a in again] == ids  # replaced in place, not duplicated
     assert next(a for a in again if a["id"] == "task-sizes")["text"] == "Overridden here for a test."
+
+
+@needs(paths.QCORE_REPLAY)
+def test_schema_names_every_discipline_of_the_core():
+    listed = subprocess.run([str(paths.QCORE_REPLAY), "--list"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    kinds = sc.schema()["$defs"]["discipline"]["properties"]["kind"]["enum"]
+    assert sorted(kinds) == sorted(listed)

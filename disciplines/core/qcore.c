@@ -10,6 +10,11 @@
 #include "droptail.h"
 #include "prio.h"
 #include "ncq.h"
+#include "cqaqm.h"
+#include "srd.h"
+#include "red.h"
+#include "wred.h"
+#include "rbaqm.h"
 
 const char *const qcore_reason_names[QCORE_REASON__COUNT] = {
 	[QCORE_REASON_NONE] = "",
@@ -145,6 +150,8 @@ const struct qcore_disc_ops *const qcore_disciplines[] = {
 	&droptail_ops,
 	&prio_ops,
 	&ncq_ops,
+	&cqaqm_ops, &srd_ops, &rd_ops,
+	&red_ops, &wred_ops, &rbaqm_ops,
 	NULL,
 };
 

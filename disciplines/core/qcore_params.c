@@ -314,8 +314,13 @@ int qcore_params_format(const struct qcore_disc_ops *ops, const void *params,
 void qcore_params_usage(const struct qcore_disc_ops *ops, FILE *out)
 {
 	char form[96];
+	int width = 12;
 	u32 i;
 
+	/* one column wide enough for the longest name */
+	for (i = 0; i < ops->nparams; i++)
+		if ((int)strlen(ops->params[i].name) > width)
+			width = (int)strlen(ops->params[i].name);
 	fprintf(out, "parameters (--param NAME=VALUE):\n");
 	if (!ops->nparams)
 		fprintf(out, "  (none)\n");
@@ -323,8 +328,8 @@ void qcore_params_usage(const struct qcore_disc_ops *ops, FILE *out)
 		const struct qcore_param_desc *d = &ops->params[i];
 
 		describe(d, form, sizeof(form));
-		fprintf(out, "  %-12s unit %s, default %s, %s\n", d->name,
+		fprintf(out, "  %-*s unit %s, default %s, %s\n", width, d->name,
 			d->unit, d->dflt, form);
-		fprintf(out, "  %-12s %s\n", "", d->help);
+		fprintf(out, "  %-*s %s\n", width, "", d->help);
 	}
 }

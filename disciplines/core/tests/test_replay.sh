@@ -170,7 +170,7 @@ R=$R_SAVED
 
 # -- --help and --list ------------------------------------------------------------
 
-printf 'droptail\nprio\nncq\n' >"$T/want"
+printf 'droptail\nprio\nncq\ncqaqm\nsrd\nrd\nred\nwred\nrbaqm\n' >"$T/want"
 expect_out "--list" "$T/want" -- --list
 
 if "$R" ncq --help >"$T/out" 2>&1 &&
