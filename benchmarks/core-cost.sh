@@ -20,8 +20,12 @@ cases=(
   "prio 100 --param bands=3"
   "ncq 100 --param size_bytes=141"
 )
-for extra in cqaqm:100 rd:100 srd:100 red:400 wred:400 rbaqm:400; do
-  build/core/qcore-replay --list | grep -qx "${extra%%:*}" && cases+=("${extra%%:*} ${extra##*:}")
+# rbaqm twice: with its defaults (a 1 Mb/s link, far below this stream, so
+# P saturates and nearly every packet takes the drop path) and with the link
+# rate of the stream (~5 Gb/s offered), where packets are served.
+for extra in cqaqm:100 rd:100 srd:100 red:400 wred:400 rbaqm:400 "rbaqm:400 --param rate_bps=10000000000"; do
+  name=${extra%%:*}
+  build/core/qcore-replay --list | grep -qx "$name" && cases+=("$name ${extra#*:}")
 done
 
 cost() { # DISC ARGS... -> instructions per packet

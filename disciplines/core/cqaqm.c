@@ -3,6 +3,8 @@
 #include "cqaqm.h"
 
 #define CQAQM_MAX_PKTS 1000000
+/* Above any u32 occupancy: a rule that never switches on. */
+#define CQAQM_NEVER (1ULL << 32)
 
 static const struct qcore_param_desc cqaqm_param_descs[] = {
 	{
@@ -208,27 +210,34 @@ static void cqaqm_reset(const void *params, void *vars)
 	struct cqaqm_vars *v = vars;
 
 	cqaqm_vars_init(v);
+	/* t_low_nonlocal = b_low disables the cross rule (the paper's identity). */
+	v->nonlocal_on_pkts = p->t_low_nonlocal_pkts < p->b_low_pkts ?
+			      p->t_low_nonlocal_pkts : CQAQM_NEVER;
+	v->nonlocal_off_pkts = p->hysteresis ? p->t_low_off_pkts : p->t_low_local_pkts;
+	/* Always true after check_params() (t_low_local <= t_low_nonlocal). */
+	v->plain = !p->hysteresis && p->scheduler == CQAQM_SCHED_STRICT &&
+		   v->nonlocal_off_pkts <= v->nonlocal_on_pkts;
 	v->wrr_band = CQAQM_BAND_HIGH;
 	v->wrr_left_pkts = cqaqm_list_get(p->weights_pkts, CQAQM_BAND_HIGH);
 }
 
-/* The flags as a function of the occupancy trajectory (see cqaqm.h). */
-static void cqaqm_update(const struct cqaqm_params *p, struct cqaqm_vars *v,
-			 struct cqaqm_stats *st, u32 occ_high, u32 occ_low)
+/* nonlocal_active from occ_low (see cqaqm.h), thresholds precomputed at reset. */
+static inline void cqaqm_nonlocal(struct cqaqm_vars *v, struct cqaqm_stats *st,
+				  u32 occ_low)
 {
-	u32 off = p->hysteresis ? p->t_low_off_pkts : p->t_low_local_pkts;
-
-	/* t_low_nonlocal = b_low disables the cross rule (the paper's identity). */
-	if (p->t_low_nonlocal_pkts < p->b_low_pkts &&
-	    occ_low >= p->t_low_nonlocal_pkts) {
+	if (occ_low >= v->nonlocal_on_pkts) {
 		if (!v->nonlocal_active)
 			st->nonlocal_on++;
 		v->nonlocal_active = 1;
-	} else if (occ_low < off) {
+	} else if (occ_low < v->nonlocal_off_pkts) {
 		v->nonlocal_active = 0;
 	}
-	if (!p->hysteresis)
-		return;
+}
+
+/* hysteresis=1: the local rules' flags. */
+static void cqaqm_local_flags(const struct cqaqm_params *p, struct cqaqm_vars *v,
+			      u32 occ_high, u32 occ_low)
+{
 	if (occ_high >= p->t_high_local_pkts)
 		v->high_local_active = 1;
 	else if (occ_high < p->t_high_local_off_pkts)
@@ -239,13 +248,29 @@ static void cqaqm_update(const struct cqaqm_params *p, struct cqaqm_vars *v,
 		v->low_local_active = 0;
 }
 
-static bool cqaqm_local(const struct cqaqm_params *p,
-			const struct cqaqm_vars *v, u32 band, u32 occ)
+/*
+ * The flags as a function of the occupancy trajectory (see cqaqm.h).
+ * general = false (the caller knows hysteresis is 0) compiles the
+ * hysteresis flags away; the functions below take it for the same reason.
+ */
+static inline void cqaqm_update(const struct cqaqm_params *p, struct cqaqm_vars *v,
+				struct cqaqm_stats *st, u32 occ_high, u32 occ_low,
+				bool general)
+{
+	cqaqm_nonlocal(v, st, occ_low);
+	if (general && p->hysteresis)
+		cqaqm_local_flags(p, v, occ_high, occ_low);
+}
+
+static inline bool cqaqm_local(const struct cqaqm_params *p,
+			       const struct cqaqm_vars *v, u32 band, u32 occ,
+			       bool general)
 {
 	if (band == CQAQM_BAND_HIGH)
-		return p->hysteresis ? v->high_local_active
-				     : occ >= p->t_high_local_pkts;
-	return p->hysteresis ? v->low_local_active : occ >= p->t_low_local_pkts;
+		return general && p->hysteresis ? v->high_local_active
+						: occ >= p->t_high_local_pkts;
+	return general && p->hysteresis ? v->low_local_active
+					: occ >= p->t_low_local_pkts;
 }
 
 static bool cqaqm_drr_listed(const struct cqaqm_vars *v, u32 band)
@@ -278,51 +303,135 @@ static void cqaqm_drr_deactivate(struct cqaqm_vars *v, u32 band)
 	}
 }
 
+/*
+ * Why an arrival to band (a compile-time constant at each call site) with
+ * occupancy occ is refused, or QCORE_REASON_NONE: the rules of cqaqm.h in
+ * their order.
+ */
+static inline u32 cqaqm_refusal(const struct cqaqm_params *p,
+				const struct cqaqm_vars *v, u32 band, u32 occ,
+				bool low_prec, bool general)
+{
+	u32 limit = band == CQAQM_BAND_HIGH ? p->b_high_pkts : p->b_low_pkts;
+
+	if (occ >= limit)
+		return QCORE_REASON_OVERFLOW;
+	if (low_prec && cqaqm_local(p, v, band, occ, general))
+		return QCORE_REASON_PRECEDENCE_LOCAL;
+	if (low_prec && band == CQAQM_BAND_HIGH && v->nonlocal_active)
+		return QCORE_REASON_PRECEDENCE_CROSS;
+	return QCORE_REASON_NONE;
+}
+
+static inline void cqaqm_admitted(const struct cqaqm_params *p,
+				  struct cqaqm_vars *v, struct cqaqm_stats *st,
+				  u32 band, u32 occ, bool low_prec, bool general)
+{
+	st->admitted[low_prec ? 0 : 1]++;
+	/* The DRR list is only read by the DRR scheduler (never plain). */
+	if (general && p->scheduler == CQAQM_SCHED_DRR && occ == 0)
+		cqaqm_drr_activate(p, v, band);
+}
+
+/*
+ * One arrival to band: the flags with the occupancies it finds, the
+ * decision, and (when admitted) the flags again with the occupancies it
+ * leaves.  Returns the refusal reason, QCORE_REASON_NONE when admitted.
+ */
+static qcore_always_inline u32 cqaqm_admit(const struct cqaqm_params *p,
+					   struct cqaqm_vars *v,
+					   struct cqaqm_stats *st,
+					   const struct qcore_pkt *pkt,
+					   const struct qcore_band_view *bands,
+					   u32 band, bool general)
+{
+	u32 occ_high = bands[CQAQM_BAND_HIGH].backlog_pkts;
+	u32 occ_low = bands[CQAQM_BAND_LOW].backlog_pkts;
+	u32 occ = band == CQAQM_BAND_HIGH ? occ_high : occ_low;
+	bool low_prec = pkt->prec == 0;
+	u32 reason;
+
+	cqaqm_update(p, v, st, occ_high, occ_low, general);
+	reason = cqaqm_refusal(p, v, band, occ, low_prec, general);
+	if (reason != QCORE_REASON_NONE)
+		return reason;
+	cqaqm_admitted(p, v, st, band, occ, low_prec, general);
+	if (band == CQAQM_BAND_HIGH) {
+		/*
+		 * occ_low is unchanged and the update is idempotent for equal
+		 * occupancies, so only the high local flag can move.
+		 */
+		if (general && p->hysteresis)
+			cqaqm_local_flags(p, v, occ_high + 1, occ_low);
+	} else if (general) {
+		cqaqm_update(p, v, st, occ_high, occ_low + 1, true);	/* < b_low: no wrap */
+	} else if (occ_low + 1 >= v->nonlocal_on_pkts) {
+		/*
+		 * The same update, shortened: plain implies off <= on, so
+		 * occ_low + 1 < off would mean occ_low < off, already cleared
+		 * by the update above.  Only the set can still happen.
+		 */
+		cqaqm_nonlocal(v, st, occ_low + 1);
+	}
+	return QCORE_REASON_NONE;
+}
+
+/*
+ * Drops leave enqueue through a tail call: a decision whose reason is not
+ * NONE costs gcc a longer packing of the returned struct, which would
+ * otherwise be paid by every admission.
+ */
+static qcore_noinline struct qcore_decision cqaqm_drop(struct cqaqm_stats *st,
+						       u32 band, u32 reason)
+{
+	st->drops[band][reason]++;
+	return (struct qcore_decision){ QCORE_DROP, (u8)band, (u8)reason };
+}
+
+/* Hysteresis or DRR: the general path, out of line. */
+static qcore_noinline struct qcore_decision cqaqm_enqueue_general(const struct cqaqm_params *p,
+								  struct cqaqm_vars *v,
+								  struct cqaqm_stats *st,
+								  const struct qcore_pkt *pkt,
+								  const struct qcore_band_view *bands)
+{
+	u32 band = pkt->cls == 1 ? CQAQM_BAND_HIGH : CQAQM_BAND_LOW;	/* cls != 1: q = 0 */
+	u32 reason = cqaqm_admit(p, v, st, pkt, bands, band, true);
+
+	if (reason != QCORE_REASON_NONE)
+		return cqaqm_drop(st, band, reason);
+	return (struct qcore_decision){ QCORE_QUEUE, (u8)band, QCORE_REASON_NONE };
+}
+
+/*
+ * Strict priority without hysteresis (the defaults) inline, with band a
+ * constant in each admission so that every per-band field is at a fixed
+ * offset.  The other paths are returned directly (never from an inlined
+ * helper, and with no local whose address is taken), so gcc makes them
+ * jumps; one return for both bands keeps gcc's packing of the struct short.
+ */
 static struct qcore_decision cqaqm_enqueue(const void *params, void *vars,
 					   void *stats,
 					   const struct qcore_pkt *pkt,
 					   const struct qcore_band_view *bands,
 					   struct qcore_rng *rng)
 {
-	const struct cqaqm_params *p = params;
 	struct cqaqm_vars *v = vars;
-	struct cqaqm_stats *st = stats;
-	struct qcore_decision d = { QCORE_QUEUE, CQAQM_BAND_LOW, QCORE_REASON_NONE };
-	u32 occ_high = bands[CQAQM_BAND_HIGH].backlog_pkts;
-	u32 occ_low = bands[CQAQM_BAND_LOW].backlog_pkts;
-	bool low_prec = pkt->prec == 0;
-	u32 occ, limit;
+	u32 band, reason;
 
 	(void)rng;
-	cqaqm_update(p, v, st, occ_high, occ_low);
+	if (!v->plain)
+		return cqaqm_enqueue_general(params, v, stats, pkt, bands);
 	if (pkt->cls == 1) {
-		d.band = CQAQM_BAND_HIGH;
-		occ = occ_high;
-		limit = p->b_high_pkts;
+		band = CQAQM_BAND_HIGH;
+		reason = cqaqm_admit(params, v, stats, pkt, bands, CQAQM_BAND_HIGH, false);
 	} else {
-		occ = occ_low;
-		limit = p->b_low_pkts;
+		band = CQAQM_BAND_LOW;
+		reason = cqaqm_admit(params, v, stats, pkt, bands, CQAQM_BAND_LOW, false);
 	}
-	if (occ >= limit)
-		d.reason = QCORE_REASON_OVERFLOW;
-	else if (low_prec && cqaqm_local(p, v, d.band, occ))
-		d.reason = QCORE_REASON_PRECEDENCE_LOCAL;
-	else if (low_prec && d.band == CQAQM_BAND_HIGH && v->nonlocal_active)
-		d.reason = QCORE_REASON_PRECEDENCE_CROSS;
-	if (d.reason != QCORE_REASON_NONE) {
-		d.verdict = QCORE_DROP;
-		st->drops[d.band][d.reason]++;
-		return d;
-	}
-	st->admitted[low_prec ? 0 : 1]++;
-	if (occ == 0)
-		cqaqm_drr_activate(p, v, d.band);
-	if (d.band == CQAQM_BAND_HIGH)
-		occ_high++;
-	else
-		occ_low++;
-	cqaqm_update(p, v, st, occ_high, occ_low);
-	return d;
+	if (reason != QCORE_REASON_NONE)
+		return cqaqm_drop(stats, band, reason);
+	return (struct qcore_decision){ QCORE_QUEUE, (u8)band, QCORE_REASON_NONE };
 }
 
 /* ceil((len - deficit) / quantum) quantum additions before len fits. */
@@ -402,14 +511,11 @@ static struct qcore_deq cqaqm_wrr_dequeue(const struct cqaqm_vars *v,
 	return d;
 }
 
-static struct qcore_deq cqaqm_dequeue(const void *params, void *vars,
-				      const struct qcore_band_view *bands,
-				      u64 now_ns)
+/* WRR and DRR (kept out of line: strict priority is the default). */
+static qcore_noinline struct qcore_deq cqaqm_rr_dequeue(const struct cqaqm_params *p,
+							struct cqaqm_vars *v,
+							const struct qcore_band_view *bands)
 {
-	const struct cqaqm_params *p = params;
-	struct cqaqm_vars *v = vars;
-
-	(void)now_ns;
 	switch (p->scheduler) {
 	case CQAQM_SCHED_WRR:
 		return cqaqm_wrr_dequeue(v, bands);
@@ -420,21 +526,39 @@ static struct qcore_deq cqaqm_dequeue(const void *params, void *vars,
 	}
 }
 
-static void cqaqm_dequeued(const void *params, void *vars, void *stats,
-			   u32 band, u32 len, u64 now_ns,
-			   const struct qcore_band_view *bands_after)
+static struct qcore_deq cqaqm_dequeue(const void *params, void *vars,
+				      const struct qcore_band_view *bands,
+				      u64 now_ns)
 {
 	const struct cqaqm_params *p = params;
-	struct cqaqm_vars *v = vars;
-	struct cqaqm_stats *st = stats;
+	u32 action, band;
 
 	(void)now_ns;
-	if (band >= CQAQM_NBANDS)
-		return;
-	st->sent_pkts[band]++;
-	st->sent_bytes[band] += len;
-	cqaqm_update(p, v, st, bands_after[CQAQM_BAND_HIGH].backlog_pkts,
-		     bands_after[CQAQM_BAND_LOW].backlog_pkts);
+	if (p->scheduler != CQAQM_SCHED_STRICT)
+		return cqaqm_rr_dequeue(p, vars, bands);
+	/*
+	 * Strict priority, high queue first: qcore_deq_strict() for two bands
+	 * (EMPTY with band 0), with one return, which gcc packs shortest.
+	 */
+	if (bands[CQAQM_BAND_HIGH].backlog_pkts) {
+		action = QCORE_DEQ_SERVE;
+		band = CQAQM_BAND_HIGH;
+	} else {
+		action = bands[CQAQM_BAND_LOW].backlog_pkts ? QCORE_DEQ_SERVE : QCORE_DEQ_EMPTY;
+		band = action == QCORE_DEQ_SERVE ? CQAQM_BAND_LOW : 0;
+	}
+	return (struct qcore_deq){ (u8)action, (u8)band, QCORE_REASON_NONE };
+}
+
+/* Hysteresis flags, WRR turn and DRR deficit after a packet of band was sent. */
+static qcore_noinline void cqaqm_dequeued_general(const struct cqaqm_params *p,
+						  struct cqaqm_vars *v, u32 band,
+						  u32 len,
+						  const struct qcore_band_view *bands_after)
+{
+	if (p->hysteresis)
+		cqaqm_local_flags(p, v, bands_after[CQAQM_BAND_HIGH].backlog_pkts,
+				  bands_after[CQAQM_BAND_LOW].backlog_pkts);
 	if (p->scheduler == CQAQM_SCHED_WRR) {
 		if (band == v->wrr_band && v->wrr_left_pkts) {
 			v->wrr_left_pkts--;
@@ -448,6 +572,23 @@ static void cqaqm_dequeued(const void *params, void *vars, void *stats,
 		if (!bands_after[band].backlog_pkts)
 			cqaqm_drr_deactivate(v, band);
 	}
+}
+
+static void cqaqm_dequeued(const void *params, void *vars, void *stats,
+			   u32 band, u32 len, u64 now_ns,
+			   const struct qcore_band_view *bands_after)
+{
+	struct cqaqm_vars *v = vars;
+	struct cqaqm_stats *st = stats;
+
+	(void)now_ns;
+	if (band >= CQAQM_NBANDS)
+		return;
+	st->sent_pkts[band]++;
+	st->sent_bytes[band] += len;
+	cqaqm_nonlocal(v, st, bands_after[CQAQM_BAND_LOW].backlog_pkts);
+	if (!v->plain)
+		cqaqm_dequeued_general(params, v, band, len, bands_after);
 }
 
 const struct qcore_disc_ops cqaqm_ops = {

@@ -98,6 +98,10 @@ struct cqaqm_params {
 };
 
 struct cqaqm_vars {
+	/* From params at reset: nonlocal_active set at occ_low >= on, cleared below off. */
+	u64 nonlocal_on_pkts;	/* t_low_nonlocal, or 2^32 (never) when = b_low */
+	u32 nonlocal_off_pkts;	/* t_low_off with hysteresis, else t_low_local */
+	u8 plain;		/* strict, hysteresis=0 (the defaults; valid params): short paths */
 	u8 nonlocal_active;	/* cross rule in force */
 	u8 high_local_active;	/* hysteresis=1 only */
 	u8 low_local_active;	/* hysteresis=1 only */

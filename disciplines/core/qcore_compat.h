@@ -4,7 +4,8 @@
  *
  * The discipline core compiles unchanged in the Linux kernel, ns-3, ns-2 and
  * userspace.  Everything it needs from outside (fixed-width integers, bool,
- * 64-bit division, snprintf) is mapped here.
+ * 64-bit division, snprintf, inlining control for the packet paths) is
+ * mapped here.
  */
 #ifndef QCORE_COMPAT_H
 #define QCORE_COMPAT_H
@@ -15,6 +16,8 @@
 #include <linux/math64.h>
 #include <linux/string.h>
 #define qcore_div64(a, b) div64_u64((a), (b))
+#define qcore_noinline noinline
+#define qcore_always_inline __always_inline
 #else
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,6 +32,9 @@ typedef int8_t s8;
 typedef int32_t s32;
 typedef int64_t s64;
 #define qcore_div64(a, b) ((u64)(a) / (u64)(b))
+/* As the kernel's noinline and __always_inline. */
+#define qcore_noinline __attribute__((__noinline__))
+#define qcore_always_inline inline __attribute__((__always_inline__))
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))	/* as <linux/kernel.h> */
 #endif

@@ -148,7 +148,7 @@ static u64 rbaqm_share_bps(u64 s_bps, u64 part, u64 total)
 		return 0;
 	if (part >= total)
 		return s_bps;
-	return red_mul_q32(s_bps, qcore_frac_q32(part, total));
+	return red_mul_q32(s_bps, red_frac_q32(part, total));
 }
 
 void rbaqm_vars_init(struct rbaqm_vars *v, const struct rbaqm_params *p)
@@ -170,6 +170,10 @@ void rbaqm_vars_init(struct rbaqm_vars *v, const struct rbaqm_params *p)
 	v->gain_q32 = ((u64)(p->gain_ppm / RBAQM_PPM) << 32) +
 		      qcore_frac_q32(p->gain_ppm % RBAQM_PPM, RBAQM_PPM);
 	v->capacity_w_q32 = red_ppm_to_q32(p->capacity_weight_ppm);
+	/* ceil(2^32 / tau); tau = 0 only without check_params. */
+	v->tau_recip_q32 = p->tau_ns ? qcore_div64(RBAQM_ONE + p->tau_ns - 1, p->tau_ns) :
+				       RBAQM_ONE;
+	v->decay_q32 = RBAQM_ONE;	/* = rbaqm_decay_q32(decay_delta_ns = 0, tau) */
 }
 
 void rbaqm_stats_init(struct rbaqm_stats *s)
@@ -191,31 +195,65 @@ u64 rbaqm_exp_neg_q32(u64 z_q32)
 {
 	u64 n = z_q32 >> 32;
 	u32 f = (u32)z_q32;
+	u32 bits = f & 0xffff0000U;
 	u64 r;
-	u32 k;
+	u32 k = 0;
 
 	if (n >= RBAQM_EXP_ZERO_FROM)
 		return 0;
 	r = exp_neg_int_q32[n];
-	/* e^-f as the product of e^-2^-k over the top 16 set bits of f ... */
-	for (k = 0; k < 16; k++)
-		if (f & (0x80000000U >> k))
+	/*
+	 * e^-f as the product of e^-2^-(k+1) over the set bits 31 - k among
+	 * the top 16 of f, highest first (the rounding depends on the
+	 * order) ...  Small z, the common case (arrivals much closer than
+	 * tau), has only low ones set: skip the leading zeros a byte, then a
+	 * nibble at a time (bits != 0 bounds both loops).
+	 */
+	if (bits) {
+		while (!(bits & 0xff000000U)) {
+			bits <<= 8;
+			k += 8;
+		}
+		while (!(bits & 0xf0000000U)) {
+			bits <<= 4;
+			k += 4;
+		}
+	}
+	for (; bits; bits <<= 1, k++)	/* k < 16: bits has 16 bits */
+		if (bits & 0x80000000U)
 			r = rbaqm_mul_round(r, exp_neg_pow2_q32[k]);
 	/* ... and 1 - rest for the rest < 2^-16 (error < 2^-33). */
 	return rbaqm_mul_round(r, RBAQM_ONE - (f & 0xffffU));
 }
 
-u64 rbaqm_decay_q32(u64 delta_ns, u64 tau_ns)
+/*
+ * a / b in Q32.32, floor(2^32 a / b), capped at max_int 2^32 (max_int <=
+ * 2^31): n 2^32 + frac(a - n b, b) with n = floor(a / b) < max_int, which
+ * is the single division floor((a << 32) / b) while a < 2^32 (its top
+ * 32 bits are n).
+ */
+static u64 rbaqm_ratio_q32(u64 a, u64 b, u64 max_int)
 {
 	u64 n;
 
+	if (a <= 0xffffffffULL) {
+		n = qcore_div64(a << 32, b);
+		return n < max_int << 32 ? n : max_int << 32;
+	}
+	n = qcore_div64(a, b);
+	if (n >= max_int)
+		return max_int << 32;
+	return (n << 32) | red_frac_q32(a - n * b, b);
+}
+
+u64 rbaqm_decay_q32(u64 delta_ns, u64 tau_ns)
+{
 	if (delta_ns == 0)
 		return RBAQM_ONE;
 	if (delta_ns >= RBAQM_EXP_ZERO_FROM * tau_ns)	/* tau_ns <= 10^12 */
 		return 0;
-	n = qcore_div64(delta_ns, tau_ns);
-	return rbaqm_exp_neg_q32((n << 32) |
-				 qcore_frac_q32(delta_ns - n * tau_ns, tau_ns));
+	return rbaqm_exp_neg_q32(rbaqm_ratio_q32(delta_ns, tau_ns,
+						 RBAQM_EXP_ZERO_FROM));
 }
 
 static u64 rbaqm_sat_add(u64 a, u64 b)
@@ -223,18 +261,33 @@ static u64 rbaqm_sat_add(u64 a, u64 b)
 	return a + b < a ? ~0ULL : a + b;
 }
 
+/*
+ * rbaqm_decay_q32(delta_ns, tau_ns), remembering the last delta: arrivals
+ * at a fixed spacing (constant-rate sources, back-to-back packets from a
+ * faster link) repeat it, and then the exp is not evaluated again.
+ */
+static u64 rbaqm_decay_cached(const struct rbaqm_params *p, struct rbaqm_vars *v,
+			      u64 delta_ns)
+{
+	if (delta_ns != v->decay_delta_ns) {
+		v->decay_delta_ns = delta_ns;
+		v->decay_q32 = rbaqm_decay_q32(delta_ns, p->tau_ns);
+	}
+	return v->decay_q32;
+}
+
 /* x_j decayed to now: GREEN's estimator read between its arrivals. */
-static u64 rbaqm_rate_now(const struct rbaqm_params *p, const struct rbaqm_vars *v,
+static u64 rbaqm_rate_now(const struct rbaqm_params *p, struct rbaqm_vars *v,
 			  u32 j, u64 now_ns)
 {
 	if (!v->x_bps[j] || now_ns <= v->last_arrival_ns[j])
 		return v->x_bps[j];
 	return red_mul_q32(v->x_bps[j],
-			   rbaqm_decay_q32(now_ns - v->last_arrival_ns[j], p->tau_ns));
+			   rbaqm_decay_cached(p, v, now_ns - v->last_arrival_ns[j]));
 }
 
 /* Step 1 of rbaqm.h: x_i once GREEN's estimator has counted len bytes. */
-static u64 rbaqm_rate_with(const struct rbaqm_params *p, const struct rbaqm_vars *v,
+static u64 rbaqm_rate_with(const struct rbaqm_params *p, struct rbaqm_vars *v,
 			   u32 i, u32 len, u64 now_ns)
 {
 	u64 bits = (u64)(len < RBAQM_MAX_LEN_BYTES ? len : RBAQM_MAX_LEN_BYTES) * 8;
@@ -245,7 +298,7 @@ static u64 rbaqm_rate_with(const struct rbaqm_params *p, const struct rbaqm_vars
 	if (delta == 0)
 		return rbaqm_sat_add(v->x_bps[i],
 				     qcore_div64(bits * RBAQM_NS_PER_S, p->tau_ns));
-	e = rbaqm_decay_q32(delta, p->tau_ns);
+	e = rbaqm_decay_cached(p, v, delta);
 	return red_mul_q32(qcore_div64(bits * RBAQM_NS_PER_S, delta), RBAQM_ONE - e) +
 	       red_mul_q32(v->x_bps[i], e);
 }
@@ -267,27 +320,81 @@ static u64 rbaqm_served_bps(const struct rbaqm_params *p,
 	return rbaqm_share_bps(p->rate_bps, v->win_bytes[j], v->win_total_bytes);
 }
 
-/* max(M_j, S_j), eq. 4. */
-static u64 rbaqm_basic_capacity_bps(const struct rbaqm_params *p,
-				    const struct rbaqm_vars *v, u32 j)
+/*
+ * max(M_j, S_j), eq. 4.  S_j changes only with service, so the value is
+ * kept until the next dequeued(): arrivals in between (every other class's
+ * c_j with fair_share) reuse it.
+ */
+static void rbaqm_refresh_basic(const struct rbaqm_params *p,
+				struct rbaqm_vars *v, u32 j)
 {
 	u64 s_j = rbaqm_served_bps(p, v, j);
 
-	return s_j > v->min_bps[j] ? s_j : v->min_bps[j];
+	v->basic_bps[j] = s_j > v->min_bps[j] ? s_j : v->min_bps[j];
+	v->basic_valid |= 1U << j;
 }
 
-u64 rbaqm_capacity_bps(const struct rbaqm_params *p, const struct rbaqm_vars *v,
+static inline u64 rbaqm_basic_capacity_bps(const struct rbaqm_params *p,
+					   struct rbaqm_vars *v, u32 j)
+{
+	if (!(v->basic_valid & (1U << j)))
+		rbaqm_refresh_basic(p, v, j);
+	return v->basic_bps[j];
+}
+
+/*
+ * Whether class j (j != the arriving class) is bottlenecked at now, x_j
+ * read at now >= c_j; if not, *x_now is that rate.  The same answer as
+ * comparing rbaqm_rate_now() with c_j, mostly without its exp:
+ *  - x_j < c_j: the decayed rate is below it too (e <= 1), but eq. 5
+ *    needs its value, so it is computed;
+ *  - otherwise a lower bound of the decayed rate decides when it already
+ *    reaches c_j.  For z = delta / tau (Q32.32, as rbaqm_decay_q32 forms
+ *    it), e^-z >= 1 - z, and rbaqm_exp_neg_q32(z) is within 18 units
+ *    (2^-32) of 2^32 e^-z: the integer-part entry is off by <= 1/2, each
+ *    of the <= 16 rounded products by a multiplier within 1/2 of its
+ *    exact value adds <= 1 (1/2 table, 1/2 rounding; the running value
+ *    stays <= 2^32), the last one 1/2 for rounding and 1/2 for 1 - rest
+ *    in place of e^-rest (rest < 2^-16).  With z_hi = delta ceil(2^32 /
+ *    tau) >= z (no division; delta < 2^32 keeps it in a u64),
+ *	rbaqm_decay_q32 >= 2^32 - z_hi - RBAQM_EXP_SLACK,
+ *    red_mul_q32 is monotonic in its factor, and x_j times that bound
+ *    reaching c_j implies x_j read at now does (tests/test_disc_aqm.c
+ *    checks the bound).
+ */
+static bool rbaqm_other_bottlenecked(const struct rbaqm_params *p,
+				     struct rbaqm_vars *v, u32 j,
+				     u64 c_j, u64 now_ns, u64 *x_now)
+{
+	u64 x = v->x_bps[j], delta = now_ns - v->last_arrival_ns[j], z_hi;
+
+	if (x >= c_j && now_ns > v->last_arrival_ns[j] &&
+	    delta <= 0xffffffffULL) {
+		z_hi = delta * v->tau_recip_q32;
+		if (z_hi < RBAQM_ONE - RBAQM_EXP_SLACK &&
+		    red_mul_q32(x, RBAQM_ONE - RBAQM_EXP_SLACK - z_hi) >= c_j)
+			return true;
+	}
+	*x_now = rbaqm_rate_now(p, v, j, now_ns);
+	return *x_now >= c_j;
+}
+
+u64 rbaqm_capacity_bps(const struct rbaqm_params *p, struct rbaqm_vars *v,
 		       u32 i, u64 x_i_bps, u64 now_ns)
 {
 	u64 c_i = rbaqm_basic_capacity_bps(p, v, i);
-	u64 sum_w_bottlenecked = 0, sum_x_free = 0, x_j;
+	u64 sum_w_bottlenecked, sum_x_free = 0, x_j;
 	u32 j, n = p->classes < QCORE_MAX_BANDS ? p->classes : QCORE_MAX_BANDS;
 
 	if (!p->fair_share || x_i_bps < c_i)
 		return c_i;
+	/* Class i itself is bottlenecked (x_i >= c_i). */
+	sum_w_bottlenecked = v->quantum_bytes[i];
 	for (j = 0; j < n; j++) {
-		x_j = j == i ? x_i_bps : rbaqm_rate_now(p, v, j, now_ns);
-		if (x_j >= rbaqm_basic_capacity_bps(p, v, j))
+		if (j == i)
+			continue;
+		if (rbaqm_other_bottlenecked(p, v, j, rbaqm_basic_capacity_bps(p, v, j),
+					     now_ns, &x_j))
 			sum_w_bottlenecked += v->quantum_bytes[j];
 		else
 			sum_x_free = rbaqm_sat_add(sum_x_free, x_j);
@@ -309,14 +416,9 @@ static u64 rbaqm_mul_q32_wide(u64 a, u64 b)
 static u64 rbaqm_step_q32(const struct rbaqm_params *p,
 			  const struct rbaqm_vars *v, u64 err_bps)
 {
-	u64 n = qcore_div64(err_bps, p->rate_bps);
-	u64 ratio, step;
+	u64 ratio = rbaqm_ratio_q32(err_bps, p->rate_bps, RBAQM_MAX_RATIO_INT);
+	u64 step;
 
-	if (n >= RBAQM_MAX_RATIO_INT)
-		ratio = RBAQM_MAX_RATIO_INT << 32;
-	else
-		ratio = (n << 32) | qcore_frac_q32(err_bps - n * p->rate_bps,
-						   p->rate_bps);
 	step = rbaqm_mul_q32_wide(ratio, v->gain_q32);
 	if (step < v->k_q32)
 		step = v->k_q32;
@@ -380,11 +482,14 @@ static struct qcore_decision rbaqm_enqueue(const void *params, void *vars,
 		rbaqm_store_rate(v, i, x, pkt->now_ns);
 	v->c_bps[i] = rbaqm_capacity_bps(p, v, i, x, pkt->now_ns);
 	target = red_mul_q32(v->c_bps[i], v->u_q32[i]);
+	/* A step cannot move P beyond the bound it already sits at. */
 	if (x >= target) {	/* U(0) = +1 (eq. 6.2) */
-		step = rbaqm_step_q32(p, v, x - target);
-		prob = v->p_q32[i] + step;
-		v->p_q32[i] = prob < RBAQM_ONE ? prob : RBAQM_ONE;
-	} else {
+		if (v->p_q32[i] < RBAQM_ONE) {
+			step = rbaqm_step_q32(p, v, x - target);
+			prob = v->p_q32[i] + step;
+			v->p_q32[i] = prob < RBAQM_ONE ? prob : RBAQM_ONE;
+		}
+	} else if (v->p_q32[i]) {
 		step = rbaqm_step_q32(p, v, target - x);
 		v->p_q32[i] = v->p_q32[i] > step ? v->p_q32[i] - step : 0;
 	}
@@ -487,6 +592,7 @@ static void rbaqm_dequeued(const void *params, void *vars, void *stats,
 		rbaqm_ewma_add(p, v, band, len);
 	else
 		rbaqm_window_add(p, v, band, len);
+	v->basic_valid = 0;	/* every S_j moved */
 }
 
 const struct qcore_disc_ops rbaqm_ops = {

@@ -89,13 +89,20 @@
  *				(measured 1.2e-9, 5.3 ulp, against libm)
  * 8 len / D saturates for len above 2^30 bytes (never for IP packets).
  *
- * Cost per arrival: O(1) with three 64-bit divisions (D / tau in the
- * exp, 8 len / D, |err| / S) and one exp (<= 17 multiplies), plus
- * c_i: S_i (one 32-step qcore_frac_q32); with fair_share, when class i is
- * bottlenecked, O(classes): S_j of every class and one exp and one 64-bit
- * division per other class with a nonzero rate.  Per service: O(1)
- * for the window, O(classes) EWMA steps for capacity_estimator=ewma.
- * Dequeue: O(classes), u32 divisions only (wfq.h).
+ * Cost per arrival: O(1) with three 64-bit divisions (D / tau, 8 len / D,
+ * |err| / S; one or two more each when its dividend is 2^32 or more) and
+ * one exp (a multiply per set bit among the top 16 fraction bits of
+ * D / tau, plus one), which is not evaluated again while D repeats the
+ * last one; no step of P when P already sits at the bound (0 or 1) the
+ * step would push it to.  c_i: S_i (one division), kept per class until
+ * the next service.  With fair_share, when class i is bottlenecked,
+ * O(classes): per other class j, S_j as for c_i, and one multiply when a
+ * lower bound of x_j read at now already reaches c_j (rbaqm.c), else one
+ * exp and one division.  All of this gives the same bits as the plain
+ * evaluation (tests/test_disc_aqm.c keeps that as the reference).  Per
+ * service: O(1) for the window, O(classes) EWMA steps for
+ * capacity_estimator=ewma.  Dequeue: O(classes), u32 divisions only when
+ * no head fits yet (wfq.h).
  */
 #ifndef QCORE_RBAQM_H
 #define QCORE_RBAQM_H
@@ -156,6 +163,11 @@ struct rbaqm_vars {
 	u64 k_q32;				/* k, Q0.32 */
 	u64 gain_q32;				/* gain, Q32.32 */
 	u64 capacity_w_q32;			/* capacity_weight, Q0.32 */
+	u64 tau_recip_q32;			/* ceil(2^32 / tau) */
+	/* Caches: the values recomputing would give (rbaqm.c). */
+	u64 decay_delta_ns, decay_q32;		/* the last exp(-delta / tau) evaluated */
+	u64 basic_bps[QCORE_MAX_BANDS];		/* max(M_j, S_j) since the last service */
+	u8 basic_valid;				/* bit j: basic_bps[j] is current */
 };
 
 struct rbaqm_stats {
@@ -169,12 +181,20 @@ void rbaqm_params_init(struct rbaqm_params *p);
 void rbaqm_vars_init(struct rbaqm_vars *v, const struct rbaqm_params *p);
 void rbaqm_stats_init(struct rbaqm_stats *s);
 
-/* e^-z, z in Q32.32, result Q0.32 in a u64 (2^32 = 1). */
+/*
+ * e^-z, z in Q32.32, result Q0.32 in a u64 (2^32 = 1).  Never below
+ * 2^32 - z - RBAQM_EXP_SLACK (the fair share relies on it, rbaqm.c).
+ */
 u64 rbaqm_exp_neg_q32(u64 z_q32);
+#define RBAQM_EXP_SLACK 64
 /* exp(-delta_ns / tau_ns) in Q0.32 (u64), tau_ns >= 1. */
 u64 rbaqm_decay_q32(u64 delta_ns, u64 tau_ns);
-/* c_i (bit/s) for class i with rate x_i_bps at now_ns (step 2). */
-u64 rbaqm_capacity_bps(const struct rbaqm_params *p, const struct rbaqm_vars *v,
+/*
+ * c_i (bit/s) for class i with rate x_i_bps at now_ns (step 2).  Fills
+ * basic_bps (the per-class max(M_j, S_j)) as a cache; whoever changes the
+ * window or EWMA other than through dequeued() clears basic_valid.
+ */
+u64 rbaqm_capacity_bps(const struct rbaqm_params *p, struct rbaqm_vars *v,
 		       u32 i, u64 x_i_bps, u64 now_ns);
 
 extern const struct qcore_disc_ops rbaqm_ops;

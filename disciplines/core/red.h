@@ -109,6 +109,29 @@ static inline u64 red_mul_q32(u64 x, u64 f)
 	return (x >> 32) * f + (((x & 0xffffffffULL) * f) >> 32);
 }
 
+/*
+ * qcore_frac_q32(num, den), floor(num * 2^32 / den) for num < den, with
+ * 64-bit divisions instead of 32 long-division steps where they fit:
+ *	den < 2^32:  one division of num << 32 (num < den, so it fits);
+ *	den < 2^48:  two 16-bit digits: num 2^16 = hi den + r, then
+ *	             r 2^16 = lo den + r' (num, r < den, so both shifts fit)
+ *	             give num 2^32 = (hi 2^16 + lo) den + r', hi, lo < 2^16;
+ *	otherwise:   qcore_frac_q32() itself.
+ * The same value for every num < den (tests/test_disc_aqm.c compares them).
+ */
+static inline u32 red_frac_q32(u64 num, u64 den)
+{
+	u64 hi, r;
+
+	if (den <= 0xffffffffULL)
+		return (u32)qcore_div64(num << 32, den);
+	if (den >= 1ULL << 48)
+		return qcore_frac_q32(num, den);
+	hi = qcore_div64(num << 16, den);
+	r = (num << 16) - hi * den;
+	return (u32)((hi << 16) | qcore_div64(r << 16, den));
+}
+
 /* Q0.32 (u64) of ppm / 10^6, ppm <= 10^6. */
 static inline u64 red_ppm_to_q32(u32 ppm)
 {

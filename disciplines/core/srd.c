@@ -252,15 +252,30 @@ static int srd_check_pkt(const void *params, const struct qcore_pkt *pkt,
 	return 0;
 }
 
+/*
+ * Counts in use and everything derived from them: the scheduler's weights
+ * and the buffer sizes.  Only here (reset, and a period whose estimate
+ * changed), so the packet path does no sizing arithmetic.
+ */
+static void srd_set_counts(const struct srd_params *p, struct srd_vars *v,
+			   bool stateless, u32 n_d, u32 n_r)
+{
+	v->n_d = n_d;
+	v->n_r = n_r;
+	v->k_n_r = (u64)p->k_ppm * n_r;
+	v->n_d_ppm = (u64)n_d * SRD_PPM;
+	srd_size(p, stateless, n_d, n_r, &v->b_d_bytes, &v->b_r_bytes);
+}
+
 static void srd_reset_common(const void *params, void *vars, bool stateless)
 {
 	const struct srd_params *p = params;
 	struct srd_vars *v = vars;
 
 	srd_vars_init(v);
-	v->n_d = p->n_d ? p->n_d : 1;
-	v->n_r = p->n_r ? p->n_r : 1;
-	srd_size(p, stateless, v->n_d, v->n_r, &v->b_d_bytes, &v->b_r_bytes);
+	v->estimated[SRD_BAND_D] = !p->n_d;
+	v->estimated[SRD_BAND_R] = !p->n_r;
+	srd_set_counts(p, v, stateless, p->n_d ? p->n_d : 1, p->n_r ? p->n_r : 1);
 }
 
 static void srd_reset(const void *params, void *vars)
@@ -275,32 +290,63 @@ static void rd_reset(const void *params, void *vars)
 
 /* ---- packet path ------------------------------------------------------- */
 
+/*
+ * The drop and the RD head drop leave the common paths through a tail call:
+ * a decision whose reason is not NONE costs gcc a longer packing of the
+ * returned struct, which would otherwise be paid by every admission.
+ */
+static qcore_noinline struct qcore_decision srd_drop_overflow(struct srd_stats *st,
+							      u32 band)
+{
+	st->drops[band][QCORE_REASON_OVERFLOW]++;
+	return (struct qcore_decision){ QCORE_DROP, (u8)band, QCORE_REASON_OVERFLOW };
+}
+
+static qcore_noinline struct qcore_deq rd_drop_head(struct srd_vars *v)
+{
+	v->head_drop_pending = 1;
+	return (struct qcore_deq){ QCORE_DEQ_DROP_HEAD, SRD_BAND_D, QCORE_REASON_DELAY };
+}
+
+/* Stamp the flow's slot when the count is estimated; does the packet fit? */
+static inline bool srd_fits(struct srd_vars *v, const struct qcore_pkt *pkt,
+			    const struct qcore_band_view *bands, u32 band,
+			    u64 limit)
+{
+	if (v->estimated[band])
+		v->seen_ns[band][pkt->flow_hash % SRD_FLOW_SLOTS] = pkt->now_ns + 1;
+	return bands[band].backlog_bytes + pkt->len <= limit;
+}
+
+/*
+ * band is a constant in each srd_fits() so that every per-band field is at
+ * a fixed offset; the drop is returned directly (a jump), and one return
+ * for both bands keeps gcc's packing of the struct short.
+ */
 static struct qcore_decision srd_enqueue(const void *params, void *vars,
 					 void *stats,
 					 const struct qcore_pkt *pkt,
 					 const struct qcore_band_view *bands,
 					 struct qcore_rng *rng)
 {
-	const struct srd_params *p = params;
 	struct srd_vars *v = vars;
 	struct srd_stats *st = stats;
-	struct qcore_decision d = { QCORE_QUEUE, SRD_BAND_D, QCORE_REASON_NONE };
-	u64 limit;
+	u32 band;
+	bool fits;
 
+	(void)params;
 	(void)rng;
-	if (pkt->cls != 0)
-		d.band = SRD_BAND_R;
-	if ((d.band == SRD_BAND_D && !p->n_d) || (d.band == SRD_BAND_R && !p->n_r))
-		v->seen_ns[d.band][pkt->flow_hash % SRD_FLOW_SLOTS] = pkt->now_ns + 1;
-	limit = d.band == SRD_BAND_D ? v->b_d_bytes : v->b_r_bytes;
-	if (bands[d.band].backlog_bytes + pkt->len > limit) {
-		d.verdict = QCORE_DROP;
-		d.reason = QCORE_REASON_OVERFLOW;
-		st->drops[d.band][d.reason]++;
-	} else {
-		st->queued[d.band]++;
+	if (pkt->cls == 0) {
+		band = SRD_BAND_D;
+		fits = srd_fits(v, pkt, bands, SRD_BAND_D, v->b_d_bytes);
+	} else {	/* any cls != 0 is R */
+		band = SRD_BAND_R;
+		fits = srd_fits(v, pkt, bands, SRD_BAND_R, v->b_r_bytes);
 	}
-	return d;
+	if (!fits)
+		return srd_drop_overflow(st, band);
+	st->queued[band]++;
+	return (struct qcore_decision){ QCORE_QUEUE, (u8)band, QCORE_REASON_NONE };
 }
 
 /* Slots of band seen at or after since_ns (stored t + 1 > since_ns). */
@@ -313,17 +359,19 @@ static u32 srd_count_flows(const struct srd_vars *v, u32 band, u64 since_ns)
 	return n ? n : 1;
 }
 
-/* Start a new period when one is due: zero the counters, re-estimate. */
-static void srd_period(const struct srd_params *p, struct srd_vars *v,
-		       u64 now_ns, bool stateless)
+/*
+ * Start a new period (the caller found one due): zero the counters,
+ * re-estimate.
+ */
+static void srd_new_period(const struct srd_params *p, struct srd_vars *v,
+			   u64 now_ns, bool stateless)
 {
+	/* Before the first period period_start_ns is 0: count every slot ever seen. */
+	u64 since = v->period_start_ns;
 	u32 n_d, n_r;
-	u64 since;
 
-	if (v->started && now_ns - v->period_start_ns < p->period_ns)
-		return;
-	since = v->started ? v->period_start_ns : 0;
 	v->started = 1;
+	v->cur_period_ns = p->period_ns;
 	v->period_start_ns = now_ns;
 	v->l_d_bytes = 0;
 	v->l_r_bytes = 0;
@@ -331,62 +379,116 @@ static void srd_period(const struct srd_params *p, struct srd_vars *v,
 		return;
 	n_d = p->n_d ? p->n_d : srd_count_flows(v, SRD_BAND_D, since);
 	n_r = p->n_r ? p->n_r : srd_count_flows(v, SRD_BAND_R, since);
-	if (n_d != v->n_d || n_r != v->n_r) {
-		v->n_d = n_d;
-		v->n_r = n_r;
-		srd_size(p, stateless, n_d, n_r, &v->b_d_bytes, &v->b_r_bytes);
-	}
+	if (n_d != v->n_d || n_r != v->n_r)
+		srd_set_counts(p, v, stateless, n_d, n_r);
 }
 
-/* Serve D iff L_D k n_R <= n_D 10^6 L_R (srd §2.1, alpha = n_D/(k n_R)). */
-static bool srd_d_turn(const struct srd_params *p, const struct srd_vars *v)
+/*
+ * Serve D iff L_D k n_R <= n_D 10^6 L_R (srd §2.1, alpha = n_D/(k n_R)),
+ * with k_n_r = k_ppm n_R and n_d_ppm = n_D 10^6 precomputed (< 2^64 by the
+ * bounds in srd.h).  Each side is one 64 x 64 -> 128-bit product: a single
+ * multiply where the compiler has a 128-bit type (gcc and clang on 64-bit
+ * targets, the Linux kernel included), else the portable helpers above;
+ * both are exact, so the choice is the same.  -DQCORE_NO_INT128 forces
+ * the portable path (check-nofloat compiles it).
+ */
+#if defined(__SIZEOF_INT128__) && !defined(QCORE_NO_INT128)
+static inline bool srd_d_turn(const struct srd_vars *v)
 {
-	struct srd_u128 lhs = srd_mul128(srd_mul64(v->l_d_bytes, p->k_ppm), v->n_r);
-	struct srd_u128 rhs = srd_mul128(srd_mul64(v->l_r_bytes, SRD_PPM), v->n_d);
+	return (unsigned __int128)v->l_d_bytes * v->k_n_r <=
+	       (unsigned __int128)v->l_r_bytes * v->n_d_ppm;
+}
+#else
+static inline bool srd_d_turn(const struct srd_vars *v)
+{
+	return srd_le128(srd_mul64(v->l_d_bytes, v->k_n_r),
+			 srd_mul64(v->l_r_bytes, v->n_d_ppm));
+}
+#endif
 
-	return srd_le128(lhs, rhs);
+/* RD: the D head has waited longer than d (checked before the choice). */
+static inline bool rd_head_late(const struct srd_params *p,
+				const struct qcore_band_view *bands, u64 now_ns)
+{
+	return bands[SRD_BAND_D].backlog_pkts &&
+	       now_ns - bands[SRD_BAND_D].head_arrival_ns > p->d_ns;
 }
 
-static struct qcore_deq srd_dequeue_common(const void *params, void *vars,
-					   const struct qcore_band_view *bands,
-					   u64 now_ns, bool stateless)
+/* The choice within a period, after RD's head drop: L_D vs alpha L_R. */
+static inline struct qcore_deq srd_choose(const struct srd_vars *v,
+					  const struct qcore_band_view *bands)
 {
-	const struct srd_params *p = params;
-	struct srd_vars *v = vars;
-	struct qcore_deq d = { QCORE_DEQ_SERVE, SRD_BAND_D, QCORE_REASON_NONE };
 	bool has_d = bands[SRD_BAND_D].backlog_pkts != 0;
 	bool has_r = bands[SRD_BAND_R].backlog_pkts != 0;
 
-	v->head_drop_pending = 0;
-	srd_period(p, v, now_ns, stateless);
-	if (!has_d && !has_r) {
-		d.action = QCORE_DEQ_EMPTY;
-		return d;
-	}
-	if (!stateless && has_d &&
-	    now_ns - bands[SRD_BAND_D].head_arrival_ns > p->d_ns) {
-		d.action = QCORE_DEQ_DROP_HEAD;
-		d.reason = QCORE_REASON_DELAY;
-		v->head_drop_pending = 1;
-		return d;
-	}
-	if (!has_d || (has_r && !srd_d_turn(p, v)))
-		d.band = SRD_BAND_R;
-	return d;
+	if (!has_d && !has_r)
+		return (struct qcore_deq){ QCORE_DEQ_EMPTY, SRD_BAND_D, QCORE_REASON_NONE };
+	if (!has_d || (has_r && !srd_d_turn(v)))
+		return (struct qcore_deq){ QCORE_DEQ_SERVE, SRD_BAND_R, QCORE_REASON_NONE };
+	return (struct qcore_deq){ QCORE_DEQ_SERVE, SRD_BAND_D, QCORE_REASON_NONE };
 }
 
+/* A dequeue that starts a period: rare, so out of line. */
+static qcore_noinline struct qcore_deq srd_dequeue_new_period(const struct srd_params *p,
+							      struct srd_vars *v,
+							      const struct qcore_band_view *bands,
+							      u64 now_ns, bool stateless)
+{
+	srd_new_period(p, v, now_ns, stateless);
+	if (!stateless && rd_head_late(p, bands, now_ns))
+		return rd_drop_head(v);
+	return srd_choose(v, bands);
+}
+
+/* Due, or the first dequeue ever (cur_period_ns is 0 until then). */
+static inline bool srd_period_due(const struct srd_vars *v, u64 now_ns)
+{
+	return now_ns - v->period_start_ns >= v->cur_period_ns;
+}
+
+/*
+ * Order (srd.h): a due period reset, then RD's head drop, then the choice;
+ * an empty D band is never late, so the head drop may come before the
+ * empty check.  The rare paths are tail calls (returned directly, never
+ * from an inlined helper, which would stop gcc from making them jumps), so
+ * the common path needs no stack frame.
+ */
 static struct qcore_deq srd_dequeue(const void *params, void *vars,
 				    const struct qcore_band_view *bands,
 				    u64 now_ns)
 {
-	return srd_dequeue_common(params, vars, bands, now_ns, true);
+	if (srd_period_due(vars, now_ns))
+		return srd_dequeue_new_period(params, vars, bands, now_ns, true);
+	return srd_choose(vars, bands);
 }
 
 static struct qcore_deq rd_dequeue(const void *params, void *vars,
 				   const struct qcore_band_view *bands,
 				   u64 now_ns)
 {
-	return srd_dequeue_common(params, vars, bands, now_ns, false);
+	struct srd_vars *v = vars;
+
+	v->head_drop_pending = 0;	/* S-RD never sets it */
+	if (srd_period_due(v, now_ns))
+		return srd_dequeue_new_period(params, v, bands, now_ns, false);
+	if (rd_head_late(params, bands, now_ns))
+		return rd_drop_head(v);
+	return srd_choose(v, bands);
+}
+
+/* band is a compile-time constant at both call sites; l_bytes is its L_D or L_R. */
+static inline void srd_account(struct srd_vars *v, struct srd_stats *st,
+			       u32 band, u32 len, u64 *l_bytes)
+{
+	if (v->head_drop_pending) {
+		/* RD head drop: counted, but not service (L_D unchanged). */
+		v->head_drop_pending = 0;
+		st->drops[band][QCORE_REASON_DELAY]++;
+		return;
+	}
+	*l_bytes += len;
+	st->sent_pkts[band]++;
+	st->sent_bytes[band] += len;
 }
 
 static void srd_dequeued(const void *params, void *vars, void *stats,
@@ -394,25 +496,15 @@ static void srd_dequeued(const void *params, void *vars, void *stats,
 			 const struct qcore_band_view *bands_after)
 {
 	struct srd_vars *v = vars;
-	struct srd_stats *st = stats;
 
 	(void)params;
 	(void)now_ns;
 	(void)bands_after;
-	if (band >= SRD_NBANDS)
-		return;
-	if (v->head_drop_pending) {
-		/* RD head drop: counted, but not service (L_D unchanged). */
-		v->head_drop_pending = 0;
-		st->drops[band][QCORE_REASON_DELAY]++;
-		return;
-	}
 	if (band == SRD_BAND_D)
-		v->l_d_bytes += len;
-	else
-		v->l_r_bytes += len;
-	st->sent_pkts[band]++;
-	st->sent_bytes[band] += len;
+		srd_account(v, stats, SRD_BAND_D, len, &v->l_d_bytes);
+	else if (band == SRD_BAND_R)
+		srd_account(v, stats, SRD_BAND_R, len, &v->l_r_bytes);
+	/* any other band: ignored */
 }
 
 const struct qcore_disc_ops srd_ops = {

@@ -36,7 +36,10 @@
  *
  * Scheduler: L_D, L_R are the bytes sent from D and R since the last reset.
  * Serve D when L_D <= alpha L_R, exactly: L_D k_ppm n_R <= n_D 10^6 L_R
- * (both sides computed in 128 bits, never overflowing for u64 counters);
+ * (both sides computed in 128 bits, never overflowing for u64 counters:
+ * k_ppm n_R and n_D 10^6 < 2^64 are kept in vars whenever the counts
+ * change, so each side is one 64 x 64 -> 128 multiply, __int128 where the
+ * compiler has it, else the portable helper; -DQCORE_NO_INT128 forces it);
  * else R; an empty chosen band yields to the other.  Head drops do not
  * count.  Reset: on the first dequeue at or after period_start + period_ns,
  * L_D = L_R = 0 and period_start = now (the next period starts at the
@@ -126,11 +129,15 @@ struct srd_vars {
 	u64 l_d_bytes;		/* D bytes sent since the last reset */
 	u64 l_r_bytes;		/* R bytes sent since the last reset */
 	u64 period_start_ns;	/* time of the last reset */
+	u64 cur_period_ns;	/* period_ns once started, 0 before (first dequeue starts one) */
 	u64 b_d_bytes;		/* current D limit */
 	u64 b_r_bytes;		/* current R limit */
+	u64 k_n_r;		/* k_ppm * n_r, L_D's weight in the scheduler test */
+	u64 n_d_ppm;		/* n_d * 10^6, L_R's weight in the scheduler test */
 	u32 n_d, n_r;		/* counts in use (>= 1) */
 	u8 started;		/* a first dequeue has started the first period */
 	u8 head_drop_pending;	/* the last dequeue answered DROP_HEAD */
+	u8 estimated[SRD_NBANDS];	/* params n_d, n_r == 0: stamp seen_ns */
 	u64 seen_ns[SRD_NBANDS][SRD_FLOW_SLOTS];	/* last-seen time + 1, 0 = never */
 };
 

@@ -47,6 +47,16 @@ struct qcore_deq wfq_select(struct wfq_vars *v, const u32 *quantum_bytes,
 
 		if (!bands[i].backlog_pkts)
 			continue;
+		/*
+		 * r = 0: no earlier class had r = 0 (we would have returned),
+		 * so this one wins and nothing is refilled.  The common case
+		 * costs no division.
+		 */
+		if (bands[i].head_len < v->credit_bytes[i]) {
+			d.action = QCORE_DEQ_SERVE;
+			d.band = (u8)i;
+			return d;
+		}
 		if (first_backlogged == WFQ_NEVER)
 			first_backlogged = i;
 		r = wfq_rounds_to_fit(bands[i].head_len, v->credit_bytes[i],
@@ -62,8 +72,6 @@ struct qcore_deq wfq_select(struct wfq_vars *v, const u32 *quantum_bytes,
 	d.action = QCORE_DEQ_SERVE;
 	if (best == WFQ_NEVER)
 		d.band = (u8)first_backlogged;	/* oversize heads (wfq.h) */
-	if (best == 0)
-		return d;
 	for (i = 0; i < nclasses; i++) {
 		u32 w = quantum_bytes[i];
 		u32 r = wfq_rounds_to_cap(v->credit_bytes[i], w, maxs_bytes);

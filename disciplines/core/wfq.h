@@ -29,6 +29,8 @@
  * (class j gets min(r, rounds until S[j] >= MaxS) of them).  This is the
  * same decision and the same credits as running Fig. 2's rounds, in O(N)
  * with two u32 divisions per backlogged class and no data-dependent loop.
+ * The scan stops at the first backlogged class whose head fits now (r = 0:
+ * it wins, nothing is refilled), so most dequeues need no division.
  * tests/test_disc_aqm.c checks it against a literal round-by-round loop.
  *
  * Oversize heads: the most credit a class can reach is below MaxS + W[i], so

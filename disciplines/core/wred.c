@@ -73,11 +73,16 @@ void wred_stats_init(struct wred_stats *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/*
+ * floor(2^32 B_w / (q 2^20)) = floor(2^12 B_w / q): the 2^20 of B_w's
+ * Q44.20 cancels, and B_w < q 2^20 < 2^52 keeps 2^12 B_w below 2^64, so
+ * one 64-bit division gives qcore_frac_q32(B_w, q 2^20) exactly.
+ */
 u64 wred_prob_q32(u64 avg, u32 q_pkts)
 {
-	u64 q = (u64)q_pkts << RED_AVG_SHIFT;
-
-	return avg >= q ? RED_ONE_Q32 : qcore_frac_q32(avg, q);
+	if (avg >= (u64)q_pkts << RED_AVG_SHIFT)
+		return RED_ONE_Q32;
+	return qcore_div64(avg << (32 - RED_AVG_SHIFT), q_pkts);
 }
 
 static u32 wred_nbands(const void *params)

@@ -29,11 +29,11 @@
  *
  * Fixed point: B_w Q44.20 packets (u64), w_q and P Q0.32 in a u64 with
  * 2^32 = 1 (w_q = floor(ppm * 2^32 / 10^6)); P = floor(2^32 B_w / q)
- * exactly (qcore_frac_q32).  The generator is drawn only when 0 < P < 1.
+ * exactly (one 64-bit division, wred_prob_q32).  The generator is drawn only when 0 < P < 1.
  * Per-class q and W are expanded from the lists at reset.
  *
- * Cost: enqueue O(1), no 64-bit division; dequeue O(classes) with two
- * u32 divisions per class (wfq.h).
+ * Cost: enqueue O(1), one 64-bit division; dequeue O(classes), u32
+ * divisions only when no backlogged head fits yet (wfq.h).
  */
 #ifndef QCORE_WRED_H
 #define QCORE_WRED_H

@@ -475,6 +475,47 @@ static void test_red_fixed_point_helpers(void)
 	CHECK(red_uniform_q32(1, 0xffffffffLL) == RED_ONE_Q32, "huge count");
 }
 
+/* A u64 below 2^bits (bits 1..64), from the test generator. */
+static u64 lcg_bits(u32 bits)
+{
+	u64 x = ((u64)lcg() << 32) | lcg();
+
+	return bits >= 64 ? x : x & ((1ULL << bits) - 1);
+}
+
+/* red_frac_q32's divisions give qcore_frac_q32's long division, bit for bit. */
+static void test_red_frac_q32_matches_long_division(void)
+{
+	static const u64 dens[] = { 1, 2, 3, 1000000, 0xffffffffULL, 1ULL << 32,
+		(1ULL << 32) + 1, 1000000000000ULL, (1ULL << 48) - 1, 1ULL << 48,
+		~0ULL };
+	u32 k, bad = 0;
+
+	for (k = 0; k < ARRAY_SIZE(dens); k++) {
+		u64 d = dens[k];
+
+		bad += red_frac_q32(0, d) != qcore_frac_q32(0, d);
+		bad += red_frac_q32(d - 1, d) != qcore_frac_q32(d - 1, d);
+		bad += red_frac_q32(d / 2, d) != qcore_frac_q32(d / 2, d);
+		bad += red_frac_q32(d / 3, d) != qcore_frac_q32(d / 3, d);
+	}
+	lcg_state = 11;
+	for (k = 0; k < 300000; k++) {
+		u64 den = lcg_bits(1 + k % 64), num;
+
+		if (!den)
+			den = 1;
+		num = lcg_bits(1 + lcg() % 64) % den;
+		if (red_frac_q32(num, den) != qcore_frac_q32(num, den)) {
+			if (!bad)
+				printf("  %llu / %llu\n", (unsigned long long)num,
+				       (unsigned long long)den);
+			bad++;
+		}
+	}
+	CHECK(bad == 0, "%u mismatches", bad);
+}
+
 /*
  * F&J RED for a fabricated constant backlog q with w_q = 1 (avg = q): the
  * decisions, draw by draw, from a copy of the generator.  p_b is the real
@@ -743,6 +784,18 @@ static void test_wred_probability_is_backlog_over_q(void)
 	CHECK(wred_prob_q32(5ULL << RED_AVG_SHIFT, 10) == 1ULL << 31, "5/10");
 	CHECK(wred_prob_q32(10ULL << RED_AVG_SHIFT, 10) == RED_ONE_Q32, "10/10");
 	CHECK(wred_prob_q32(0, 10) == 0, "0/10");
+	/* The one division is qcore_frac_q32(B_w, q 2^20), bit for bit. */
+	lcg_state = 13;
+	for (k = 0; k < 200000; k++) {
+		u32 qp = k & 1 ? 1 + lcg() % 1000000 : (lcg() | 1);
+		u64 qa = (u64)qp << RED_AVG_SHIFT;
+		u64 avg = k % 7 ? lcg_bits(1 + lcg() % 52) % (qa + 2) : qa - 1 - k % 3;
+		u64 want = avg >= qa ? RED_ONE_Q32 : qcore_frac_q32(avg, qa);
+
+		bad += wred_prob_q32(avg, qp) != want;
+	}
+	CHECK(bad == 0, "%u mismatches against the long division", bad);
+	bad = 0;
 	CHECK(sim_init(&sim_a, "wred", kv, 5) == 0, "init");
 	ref = sim_a.rng;
 	/* w_q = 1: B_w = b, P = b / q exactly, per class. */
@@ -852,6 +905,193 @@ static void test_rbaqm_exp_against_libm(void)
 
 		CHECK(fabs(got - want) < 1e-8, "decay %u", k);
 	}
+}
+
+/*
+ * The RB-AQM arithmetic as first written, before the per-packet cost work:
+ * e^-z with a 16-step loop over the fraction bits, delta / tau by division
+ * and long division, shares by long division, every other class's rate
+ * decayed with an exp.  The optimised code must give the same bits.
+ */
+static const u64 ref_exp_int[23] = {
+	4294967296ULL, 1580030169, 581260615, 213833830, 78665070, 28939262,
+	10646160, 3916503, 1440801, 530041, 194991, 71733, 26389, 9708, 3571,
+	1314, 483, 178, 65, 24, 9, 3, 1,
+};
+static const u32 ref_exp_pow2[16] = {
+	2605029347U, 3344923893U, 3790295335U, 4034748382U, 4162825044U,
+	4228380000U, 4261543595U, 4278222805U, 4286586875U, 4290775039U,
+	4292870656U, 4293918848U, 4294443040U, 4294705160U, 4294836226U,
+	4294901760U,
+};
+
+static u64 ref_mul_round(u64 a, u64 b)
+{
+	if (a >= RED_ONE_Q32)
+		return b;
+	if (b >= RED_ONE_Q32)
+		return a;
+	return (a * b + (1ULL << 31)) >> 32;
+}
+
+static u64 ref_exp_neg_q32(u64 z)
+{
+	u64 n = z >> 32, r;
+	u32 f = (u32)z, k;
+
+	if (n >= 23)
+		return 0;
+	r = ref_exp_int[n];
+	for (k = 0; k < 16; k++)
+		if (f & (0x80000000U >> k))
+			r = ref_mul_round(r, ref_exp_pow2[k]);
+	return ref_mul_round(r, RED_ONE_Q32 - (f & 0xffffU));
+}
+
+static u64 ref_decay_q32(u64 delta, u64 tau)
+{
+	u64 n;
+
+	if (delta == 0)
+		return RED_ONE_Q32;
+	if (delta >= 23 * tau)
+		return 0;
+	n = delta / tau;
+	return ref_exp_neg_q32((n << 32) | qcore_frac_q32(delta - n * tau, tau));
+}
+
+static u64 ref_share(u64 s, u64 part, u64 total)
+{
+	if (!part || !total)
+		return 0;
+	if (part >= total)
+		return s;
+	return red_mul_q32(s, qcore_frac_q32(part, total));
+}
+
+static u64 ref_basic(const struct rbaqm_params *p, const struct rbaqm_vars *v, u32 j)
+{
+	u64 s_j = p->capacity_estimator == RBAQM_CAPACITY_EWMA ?
+		  ref_share(p->rate_bps, v->ewma_bytes[j], v->ewma_total_bytes) :
+		  ref_share(p->rate_bps, v->win_bytes[j], v->win_total_bytes);
+
+	return s_j > v->min_bps[j] ? s_j : v->min_bps[j];
+}
+
+static u64 ref_capacity(const struct rbaqm_params *p, const struct rbaqm_vars *v,
+			u32 i, u64 x_i, u64 now)
+{
+	u64 c_i = ref_basic(p, v, i), sum_w = 0, sum_x = 0, x_j;
+	u32 j;
+
+	if (!p->fair_share || x_i < c_i)
+		return c_i;
+	for (j = 0; j < p->classes; j++) {
+		if (j == i)
+			x_j = x_i;
+		else if (!v->x_bps[j] || now <= v->last_arrival_ns[j])
+			x_j = v->x_bps[j];
+		else
+			x_j = red_mul_q32(v->x_bps[j],
+					  ref_decay_q32(now - v->last_arrival_ns[j], p->tau_ns));
+		if (x_j >= ref_basic(p, v, j))
+			sum_w += v->quantum_bytes[j];
+		else
+			sum_x = sum_x + x_j < sum_x ? ~0ULL : sum_x + x_j;
+	}
+	return ref_share(p->rate_bps > sum_x ? p->rate_bps - sum_x : 0,
+			 v->quantum_bytes[i], sum_w);
+}
+
+static void test_rbaqm_exp_and_decay_match_reference(void)
+{
+	static const u64 taus[] = { 1, 7, 1000, 1000000, 40000000, 0xffffffffULL,
+		1ULL << 32, 5000000000ULL, 1000000000000ULL };
+	u32 k, bad_exp = 0, bad_decay = 0, bad_bound = 0;
+
+	lcg_state = 17;
+	for (k = 0; k < 400000; k++) {
+		/* Small z (short gaps) most often, as in the packet path. */
+		u64 z = k & 1 ? lcg_bits(1 + k % 37) : ((u64)(lcg() % 24) << 32) | lcg();
+		u64 e = rbaqm_exp_neg_q32(z);
+
+		bad_exp += e != ref_exp_neg_q32(z);
+		/* The lower bound the fair share's shortcut relies on. */
+		if (z < RED_ONE_Q32 - RBAQM_EXP_SLACK)
+			bad_bound += e < RED_ONE_Q32 - RBAQM_EXP_SLACK - z;
+	}
+	for (k = 0; k < 300000; k++) {
+		u64 tau = taus[k % ARRAY_SIZE(taus)];
+		u64 delta = k % 5 ? lcg_bits(1 + lcg() % 46) : (u64)(k % 29) * tau + k % 3;
+
+		bad_decay += rbaqm_decay_q32(delta, tau) != ref_decay_q32(delta, tau);
+	}
+	CHECK(bad_exp == 0, "exp: %u mismatches", bad_exp);
+	CHECK(bad_bound == 0, "exp below 2^32 - z - slack: %u", bad_bound);
+	CHECK(bad_decay == 0, "decay: %u mismatches", bad_decay);
+}
+
+/*
+ * rbaqm_capacity_bps against the reference on random states, many near
+ * the bottleneck boundary (x_j read at now within a few bit/s of c_j),
+ * where the shortcut must fall back to the exact rate.
+ */
+static void test_rbaqm_capacity_matches_reference(void)
+{
+	static const char *const kv[][8] = {
+		{ "classes=4", "fair_share=1", NULL },
+		{ "classes=8", "weights_bytes=1:2:3:4:5:6:7:3000", "rate_bps=10000000000",
+		  "tau_ns=5000000000", NULL },
+		{ "classes=3", "weights_bytes=300:200:100", "capacity_estimator=ewma",
+		  "tau_ns=1000", "rate_bps=1000", NULL },
+		{ "classes=2", "weights_bytes=1001:501", "tau_ns=1", NULL },
+	};
+	struct rbaqm_params *p = (struct rbaqm_params *)sim_a.params;
+	struct rbaqm_vars *v = (struct rbaqm_vars *)sim_a.vars;
+	u32 c, k, j, bad = 0, near = 0;
+
+	lcg_state = 19;
+	for (c = 0; c < ARRAY_SIZE(kv); c++) {
+		CHECK(sim_init(&sim_a, "rbaqm", kv[c], 1) == 0, "init %u", c);
+		for (k = 0; k < 20000; k++) {
+			u64 now = 1ULL << 40, want, got, x_i;
+			u32 i = lcg() % p->classes;
+
+			for (j = 0; j < p->classes; j++) {
+				v->win_bytes[j] = lcg() % 4 ? lcg() % 100000 : 0;
+				v->ewma_bytes[j] = lcg_bits(40);
+			}
+			v->win_total_bytes = v->ewma_total_bytes = 0;
+			for (j = 0; j < p->classes; j++) {
+				v->win_total_bytes += v->win_bytes[j];
+				v->ewma_total_bytes += v->ewma_bytes[j];
+			}
+			v->basic_valid = 0;	/* the window was written behind its back */
+			for (j = 0; j < p->classes; j++) {
+				u64 delta = k % 3 ? lcg_bits(1 + lcg() % 40) : lcg() % 3;
+				u64 cj = ref_basic(p, v, j), e;
+
+				v->last_arrival_ns[j] = now - delta;
+				e = ref_decay_q32(delta, p->tau_ns);
+				if (lcg() % 2 && e) {
+					/* x_j e within a few bit/s of c_j */
+					v->x_bps[j] = (u64)((double)cj * Q32 / (double)e) +
+						      lcg() % 7 - 3;
+					near++;
+				} else {
+					v->x_bps[j] = lcg_bits(1 + lcg() % 44);
+				}
+			}
+			x_i = k % 4 ? v->x_bps[i] : lcg_bits(36);
+			want = ref_capacity(p, v, i, x_i, now);
+			got = rbaqm_capacity_bps(p, v, i, x_i, now);
+			bad += got != want;
+			/* again, from the cached class capacities */
+			bad += rbaqm_capacity_bps(p, v, i, x_i, now) != want;
+		}
+	}
+	CHECK(near > 10000, "near-boundary cases %u", near);
+	CHECK(bad == 0, "%u mismatches", bad);
 }
 
 static void test_rbaqm_defaults_and_checks(void)
@@ -1294,6 +1534,7 @@ int main(void)
 	RUN(test_wfq_lists);
 	RUN(test_red_defaults_and_checks);
 	RUN(test_red_fixed_point_helpers);
+	RUN(test_red_frac_q32_matches_long_division);
 	RUN(test_red_linear_region_and_uniformisation);
 	RUN(test_red_uniform_gap_bounded);
 	RUN(test_red_gentle_and_forced_regions);
@@ -1305,6 +1546,8 @@ int main(void)
 	RUN(test_wred_probability_is_backlog_over_q);
 	RUN(test_wred_hard_drop_and_ecn);
 	RUN(test_rbaqm_exp_against_libm);
+	RUN(test_rbaqm_exp_and_decay_match_reference);
+	RUN(test_rbaqm_capacity_matches_reference);
 	RUN(test_rbaqm_defaults_and_checks);
 	RUN(test_rbaqm_rate_estimator);
 	RUN(test_rbaqm_capacity_window_and_ewma);
