@@ -29,6 +29,7 @@ rule build_ns3:
         "disciplines/ns3/CMakeLists.txt",
     output:
         "build/ns3/qlab-ns3-run",
+        "build/ns3/qlab-ns3-golden",
     log:
         "logs/build/ns3.log",
     threads: 2

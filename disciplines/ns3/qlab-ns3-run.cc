@@ -15,7 +15,17 @@
  *     S_i -- L and R -- D_i are access links (access_rate_bps, access_delay_s),
  *     L -- R is the bottleneck (bottleneck_rate_bps, bottleneck_delay_s).
  *   - The discipline under test (QlabQueueDisc) is the root queue disc of L's
- *     bottleneck device (forward direction, data).  The bottleneck devices'
+ *     bottleneck device (forward direction, data).  The backend-specific
+ *     kind "ns3-fifo" installs ns-3's own FifoQueueDisc there instead, with
+ *     MaxSize "<limit_pkts>p" (droptail's parameter, syntax, range and
+ *     default): the reference for the adapter's cost and its identity with
+ *     droptail.  Its queue samples are band 0 from the QueueDisc's stats
+ *     (enqueued = nTotalEnqueuedPackets, dequeued = nTotalDequeuedPackets
+ *     minus drops after dequeue, dropped = nTotalDroppedPackets), its packet
+ *     events come from the QueueDisc traces (Enqueue, Dequeue,
+ *     DropBeforeEnqueue, DropAfterDequeue, Mark), and FifoQueueDisc's drop
+ *     reason "Queue disc limit exceeded" is written as the core's
+ *     "overflow".  The bottleneck devices'
  *     own transmit queues hold 1 packet, so the backlog builds in the queue
  *     disc, not the device (ns-3's usual setup for queue disc studies; flow
  *     control stops the queue disc while the device is busy).
@@ -53,6 +63,7 @@
  */
 #include "qlab-bulk-apps.h"
 #include "qlab-queue-disc.h"
+#include "qcore_params.h"
 
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -102,6 +113,12 @@ constexpr uint16_t kDefaultMtu = 1500;
 constexpr uint32_t kSynRetries = 24;          // last backoff: 2^23 * 3 s, beyond any run
 constexpr uint32_t kDataRetries = 1000000000; // RTO backoff is capped at 60 s by ns-3
 
+// The backend-specific discipline kind: ns-3's own FifoQueueDisc, configured
+// with droptail's parameters (the core's droptail is its qlab counterpart).
+const std::string kNs3Fifo = "ns3-fifo";
+const std::string kNs3FifoCounterpart = "droptail";
+const char* const kNs3FifoLimitParam = "limit_pkts";
+
 // ------------------------------------------------------------------ job
 
 struct FlowSpec
@@ -137,6 +154,7 @@ struct Job
     uint32_t sndBufBytes;
     std::string discipline;
     std::string disciplineParams; // "name=value,..." for QlabQueueDisc's Params
+    std::vector<std::pair<std::string, std::string>> disciplineParamList; // sorted by name
     std::vector<FlowSpec> flows;
     int64_t queueSampleIntervalNs;
     bool tracePackets;
@@ -319,6 +337,7 @@ ParseJob(const json& j)
             job.disciplineParams += ",";
         }
         job.disciplineParams += name + "=" + text;
+        job.disciplineParamList.emplace_back(name, text);
     }
 
     const json& flows = Field(j, "", "flows");
@@ -499,6 +518,39 @@ ConfigureTcp(const Job& job)
     Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(kDataRetries));
 }
 
+/**
+ * ns3-fifo's packet limit: droptail's limit_pkts as the core's parser reads
+ * it (its default when absent).  The parameters were already validated with
+ * QlabQueueDisc::ValidateConfig("droptail", ...).
+ */
+uint32_t
+Ns3FifoLimitPkts(const Job& job)
+{
+    const struct qcore_disc_ops* ops = qcore_find(kNs3FifoCounterpart.c_str());
+    NS_ABORT_MSG_IF(!ops, "the core has no " << kNs3FifoCounterpart);
+    std::vector<uint64_t> params(ops->params_size / sizeof(uint64_t) + 2, 0);
+    char err[QCORE_ERRLEN] = "";
+    NS_ABORT_MSG_IF(qcore_params_defaults(ops, params.data(), err, sizeof(err)), err);
+    for (const auto& [name, value] : job.disciplineParamList)
+    {
+        NS_ABORT_MSG_IF(
+            qcore_params_set(ops, params.data(), name.c_str(), value.c_str(), err, sizeof(err)),
+            err);
+    }
+    for (uint32_t i = 0; i < ops->nparams; i++)
+    {
+        const struct qcore_param_desc& d = ops->params[i];
+        if (std::strcmp(d.name, kNs3FifoLimitParam) == 0 && d.kind == QCORE_PARAM_U32)
+        {
+            uint32_t limit;
+            std::memcpy(&limit, reinterpret_cast<const char*>(params.data()) + d.offset,
+                        sizeof(limit));
+            return limit;
+        }
+    }
+    NS_FATAL_ERROR(kNs3FifoCounterpart << " has no u32 parameter " << kNs3FifoLimitParam);
+}
+
 struct FlowState
 {
     Ptr<QlabBulkSender> sender;
@@ -529,13 +581,25 @@ class Runner
                      QlabQueueDisc::Event event,
                      uint32_t band,
                      const char* reason);
+    void WritePacketEvent(Ptr<const QueueDiscItem> item,
+                          const char* name,
+                          uint32_t band,
+                          bool sojourn,
+                          const char* reason);
+    // ns3-fifo: the FifoQueueDisc's own traces, as band 0.
+    void OnFifoEnqueue(Ptr<const QueueDiscItem> item);
+    void OnFifoDequeue(Ptr<const QueueDiscItem> item);
+    void OnFifoDropBeforeEnqueue(Ptr<const QueueDiscItem> item, const char* reason);
+    void OnFifoDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* reason);
+    void OnFifoMark(Ptr<const QueueDiscItem> item, const char* reason);
 
     const Job& m_job;
     std::filesystem::path m_outDir;
 
     std::vector<FlowState> m_flows;
     std::size_t m_completed = 0;
-    Ptr<QlabQueueDisc> m_disc;
+    Ptr<QlabQueueDisc> m_disc; // the discipline under test, or
+    Ptr<QueueDisc> m_fifo;     // ns3-fifo's FifoQueueDisc
     std::unordered_map<uint32_t, uint64_t> m_flowBySource; // IPv4 source -> flow_id
 
     std::unique_ptr<CsvWriter> m_queues;
@@ -608,17 +672,30 @@ Runner::Build()
     lossless.Install(core.Get(1));
 
     TrafficControlHelper tested;
-    tested.SetRootQueueDisc("ns3::QlabQueueDisc",
-                            "Discipline",
-                            StringValue(job.discipline),
-                            "Params",
-                            StringValue(job.disciplineParams),
-                            "Seed",
-                            UintegerValue(job.seed));
-    QueueDiscContainer discs = tested.Install(core.Get(0));
-    m_disc = DynamicCast<QlabQueueDisc>(discs.Get(0));
-    NS_ABORT_MSG_IF(!m_disc, "the bottleneck queue disc is not a QlabQueueDisc");
-    m_disc->Initialize(); // bands exist from now on (idempotent later)
+    if (job.discipline == kNs3Fifo)
+    {
+        tested.SetRootQueueDisc(
+            "ns3::FifoQueueDisc",
+            "MaxSize",
+            QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, Ns3FifoLimitPkts(job))));
+        QueueDiscContainer discs = tested.Install(core.Get(0));
+        m_fifo = discs.Get(0);
+        m_fifo->Initialize();
+    }
+    else
+    {
+        tested.SetRootQueueDisc("ns3::QlabQueueDisc",
+                                "Discipline",
+                                StringValue(job.discipline),
+                                "Params",
+                                StringValue(job.disciplineParams),
+                                "Seed",
+                                UintegerValue(job.seed));
+        QueueDiscContainer discs = tested.Install(core.Get(0));
+        m_disc = DynamicCast<QlabQueueDisc>(discs.Get(0));
+        NS_ABORT_MSG_IF(!m_disc, "the bottleneck queue disc is not a QlabQueueDisc");
+        m_disc->Initialize(); // bands exist from now on (idempotent later)
+    }
 
     Ipv4AddressHelper leftAddresses("10.0.0.0", "255.255.255.252");
     Ipv4AddressHelper rightAddresses("10.128.0.0", "255.255.255.252");
@@ -667,7 +744,24 @@ Runner::Build()
         m_packets = std::make_unique<CsvWriter>(
             m_outDir / "packets.csv",
             "seq,time_s,event,band,len_bytes,flow_id,sojourn_s,reason");
-        m_disc->TraceConnectWithoutContext("BandEvent", MakeCallback(&Runner::OnBandEvent, this));
+        if (m_disc)
+        {
+            m_disc->TraceConnectWithoutContext("BandEvent",
+                                               MakeCallback(&Runner::OnBandEvent, this));
+        }
+        else
+        {
+            m_fifo->TraceConnectWithoutContext("Enqueue",
+                                               MakeCallback(&Runner::OnFifoEnqueue, this));
+            m_fifo->TraceConnectWithoutContext("Dequeue",
+                                               MakeCallback(&Runner::OnFifoDequeue, this));
+            m_fifo->TraceConnectWithoutContext(
+                "DropBeforeEnqueue",
+                MakeCallback(&Runner::OnFifoDropBeforeEnqueue, this));
+            m_fifo->TraceConnectWithoutContext("DropAfterDequeue",
+                                               MakeCallback(&Runner::OnFifoDropAfterDequeue, this));
+            m_fifo->TraceConnectWithoutContext("Mark", MakeCallback(&Runner::OnFifoMark, this));
+        }
     }
 }
 
@@ -710,6 +804,20 @@ Runner::WriteQueueSample()
     m_lastSampleNs = now;
     const std::string time = FormatSeconds(now);
     char buf[256];
+    if (m_fifo)
+    {
+        const QueueDisc::Stats& s = m_fifo->GetStats();
+        std::snprintf(buf,
+                      sizeof(buf),
+                      ",0,%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",NA",
+                      m_fifo->GetNPackets(),
+                      m_fifo->GetNBytes(),
+                      s.nTotalEnqueuedPackets,
+                      s.nTotalDequeuedPackets - s.nTotalDroppedPacketsAfterDequeue,
+                      s.nTotalDroppedPackets);
+        m_queues->Line(time + buf);
+        return;
+    }
     for (uint32_t b = 0; b < m_disc->GetNBands(); b++)
     {
         const QlabQueueDisc::BandCounters& c = m_disc->GetBandCounters(b);
@@ -732,7 +840,6 @@ Runner::OnBandEvent(Ptr<const QueueDiscItem> item,
                     uint32_t band,
                     const char* reason)
 {
-    const Time now = Simulator::Now();
     const char* name = "enq";
     bool sojourn = false;
     switch (event)
@@ -756,6 +863,56 @@ Runner::OnBandEvent(Ptr<const QueueDiscItem> item,
         break;
     }
 
+    WritePacketEvent(item, name, band, sojourn, reason);
+}
+
+void
+Runner::OnFifoEnqueue(Ptr<const QueueDiscItem> item)
+{
+    WritePacketEvent(item, "enq", 0, false, nullptr);
+}
+
+void
+Runner::OnFifoDequeue(Ptr<const QueueDiscItem> item)
+{
+    WritePacketEvent(item, "deq", 0, true, nullptr);
+}
+
+/// FifoQueueDisc's drop reason in the core's vocabulary.
+const char*
+FifoReason(const char* reason)
+{
+    return std::strcmp(reason, FifoQueueDisc::LIMIT_EXCEEDED_DROP) == 0
+               ? QlabQueueDisc::OVERFLOW_DROP
+               : reason;
+}
+
+void
+Runner::OnFifoDropBeforeEnqueue(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    WritePacketEvent(item, "drop", 0, false, FifoReason(reason));
+}
+
+void
+Runner::OnFifoDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    WritePacketEvent(item, "drop", 0, true, FifoReason(reason));
+}
+
+void
+Runner::OnFifoMark(Ptr<const QueueDiscItem> item, const char* /* reason */)
+{
+    WritePacketEvent(item, "mark", 0, false, nullptr);
+}
+
+void
+Runner::WritePacketEvent(Ptr<const QueueDiscItem> item,
+                         const char* name,
+                         uint32_t band,
+                         bool sojourn,
+                         const char* reason)
+{
+    const Time now = Simulator::Now();
     std::string flow = "NA";
     Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
     if (ip)
@@ -777,7 +934,7 @@ Runner::OnBandEvent(Ptr<const QueueDiscItem> item,
     line += name;
     std::snprintf(buf, sizeof(buf), ",%" PRIu32 ",%" PRIu32 ",", band, item->GetSize());
     line += buf;
-    line += flow + "," + sojournText + "," + (reason ? reason : "NA");
+    line += flow + "," + sojournText + "," + (reason ? CsvField(reason) : "NA");
     m_packets->Line(line);
 }
 
@@ -923,16 +1080,19 @@ main(int argc, char* argv[])
         BadJob(jobPath, "tcp.variant: unknown \"" + job.tcpVariant + "\" (known: " + known + ")");
     }
     std::string error;
-    if (!qcore_find(job.discipline.c_str()))
+    // ns3-fifo takes exactly droptail's parameters; FifoQueueDisc ignores cls/prec.
+    const bool ns3Fifo = job.discipline == kNs3Fifo;
+    const std::string coreDiscipline = ns3Fifo ? kNs3FifoCounterpart : job.discipline;
+    if (!qcore_find(coreDiscipline.c_str()))
     {
         QlabQueueDisc::ValidateConfig(job.discipline, "", &error); // lists the known names
-        BadJob(jobPath, "discipline.kind: " + error);
+        BadJob(jobPath, "discipline.kind: " + error + " or the ns-3 kind " + kNs3Fifo);
     }
-    if (!QlabQueueDisc::ValidateConfig(job.discipline, job.disciplineParams, &error))
+    if (!QlabQueueDisc::ValidateConfig(coreDiscipline, job.disciplineParams, &error))
     {
         BadJob(jobPath, "discipline.params: " + error);
     }
-    for (std::size_t i = 0; i < job.flows.size(); i++)
+    for (std::size_t i = 0; i < job.flows.size() && !ns3Fifo; i++)
     {
         const FlowSpec& f = job.flows[i];
         if (!QlabQueueDisc::ValidatePacketClass(job.discipline,

@@ -352,8 +352,9 @@ QlabQueueDisc::FillBandViews(struct qcore_band_view* views) const
 }
 
 void
-QlabQueueDisc::ClassifyPacket(Ptr<const QueueDiscItem> item, struct qcore_pkt* pkt) const
+QlabQueueDisc::Classify(Ptr<const QueueDiscItem> item, struct qcore_pkt* pkt) const
 {
+    pkt->flow_hash = item->Hash(0);
     Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
     if (!ip)
     {
@@ -395,8 +396,7 @@ QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     std::memset(&pkt, 0, sizeof(pkt));
     pkt.now_ns = now;
     pkt.len = item->GetSize();
-    pkt.flow_hash = item->Hash(0);
-    ClassifyPacket(item, &pkt);
+    Classify(item, &pkt);
     if (ops->check_pkt)
     {
         char err[QCORE_ERRLEN] = "";

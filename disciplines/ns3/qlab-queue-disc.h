@@ -18,7 +18,9 @@
  *   flags      QCORE_PKT_PURE_ACK for a TCP segment with the ACK flag, no
  *              SYN/FIN/RST and no payload.
  *   now_ns     Simulator::Now() in nanoseconds.
- * Packets that are not IPv4 get cls = prec = flags = 0.
+ * Packets that are not IPv4 get cls = prec = flags = 0.  The mapping is the
+ * protected virtual Classify(); a subclass can replace it (the golden-vector
+ * harness qlab-ns3-golden reads cls/prec/flow from a packet tag).
  *
  * Verdicts: QUEUE enqueues in the band; DROP calls DropBeforeEnqueue with the
  * core's reason name (the constants below); MARK calls Mark() and queues, and
@@ -134,6 +136,17 @@ class QlabQueueDisc : public QueueDisc
   protected:
     void DoDispose() override;
 
+    /**
+     * Fill the packet metadata the core sees (flow_hash, cls, prec, flags) for
+     * an arriving packet; len and now_ns are already set and everything else
+     * is zero.  The default is the mapping documented at the top of this file
+     * (ToS byte, item->Hash(0), pure-ACK detection).  Subclasses may override
+     * it, e.g. a test harness that carries the metadata in a packet tag.
+     * \param item the arriving packet
+     * \param pkt the core's view of it
+     */
+    virtual void Classify(Ptr<const QueueDiscItem> item, struct qcore_pkt* pkt) const;
+
   private:
     bool DoEnqueue(Ptr<QueueDiscItem> item) override;
     Ptr<QueueDiscItem> DoDequeue() override;
@@ -155,7 +168,6 @@ class QlabQueueDisc : public QueueDisc
     static const char* ReasonName(uint8_t reason);
 
     void FillBandViews(struct qcore_band_view* views) const;
-    void ClassifyPacket(Ptr<const QueueDiscItem> item, struct qcore_pkt* pkt) const;
     Ptr<InternalQueue> BandQueue(uint32_t band) const;
 
     // Attributes

@@ -197,6 +197,54 @@ else
 	fail "20 flows without window scaling run (ns-3 #991 fix) ($(cat "$tmp/rwnd.log"))"
 fi
 
+# --- droptail through QlabQueueDisc == ns-3's own FifoQueueDisc ---------------
+# The ncq-conf shapes: 30 flows, 2 with 100-byte segments (10 kB), 28 with
+# 1000-byte segments (200 kB), starts uniform in [0, 1 s), 10 Mb/s, a
+# 100-packet buffer.  The core's droptail in the adapter and the ns3-fifo
+# kind (FifoQueueDisc, MaxSize 100p) must give byte-identical tables.
+for disc in droptail ns3-fifo; do
+	"$python" - "$tmp/id-$disc.json" "$disc" <<'EOF'
+import json, random, sys
+path, disc = sys.argv[1], sys.argv[2]
+rng = random.Random(7)
+flows = [{"flow_id": i, "app": "bulk", "group": "noncongestive" if i < 2 else "congestive",
+          "cls": 0, "prec": 0, "seg_bytes": 100 if i < 2 else 1000,
+          "bytes": 10000 if i < 2 else 200000, "start_s": round(rng.random(), 9)}
+         for i in range(30)]
+job = {
+    "schema": "qlab-job/1", "scenario": "test/ns3", "paper": "test", "backend": "ns3",
+    "series": disc, "point": "p", "point_values": {}, "seed": 3,
+    "duration_s": 300.0, "stop_when_done": True,
+    "topology": {"kind": "dumbbell", "access_rate_bps": 10000000, "access_delay_s": 0.001,
+                 "bottleneck_rate_bps": 10000000, "bottleneck_delay_s": 0.010},
+    "tcp": {"variant": "NewReno", "sack": False, "timestamps": False, "window_scaling": False,
+            "initial_cwnd_segments": 2, "delayed_ack_count": 1, "min_rto_s": 0.2,
+            "syn_timeout_s": 1.0, "rcv_buf_bytes": 131072, "snd_buf_bytes": 131072},
+    "discipline": {"kind": disc, "params": {"limit_pkts": "100"}},
+    "flows": flows,
+    "trace": {"queue_sample_interval_s": 0.1, "packets": True},
+}
+json.dump(job, open(path, "w"), indent=1)
+EOF
+done
+if run "$tmp/id-droptail.json" "$tmp/id-droptail" && run "$tmp/id-ns3-fifo.json" "$tmp/id-ns3-fifo"; then
+	ok "droptail and ns3-fifo: 30-flow job runs"
+	same=1
+	for t in flows queues packets; do
+		cmp -s "$tmp/id-droptail/$t.csv" "$tmp/id-ns3-fifo/$t.csv" || { same=0; echo "     $t.csv differs"; }
+	done
+	# Not vacuous: the buffer overflowed and every flow completed.
+	drops=$(grep -c ',drop,0,.*,overflow$' "$tmp/id-droptail/packets.csv")
+	completed=$(cut -d, -f11 "$tmp/id-droptail/flows.csv" | grep -c '^1$')
+	if [ $same = 1 ] && [ "$drops" -gt 0 ] && [ "$completed" = 30 ]; then
+		ok "droptail == ns3-fifo: identical flows/queues/packets.csv ($drops overflow drops)"
+	else
+		fail "droptail == ns3-fifo: identical flows/queues/packets.csv (same=$same drops=$drops completed=$completed)"
+	fi
+else
+	fail "droptail and ns3-fifo: 30-flow job runs ($(cat "$tmp/id-droptail.log" "$tmp/id-ns3-fifo.log"))"
+fi
+
 # --- bad jobs exit 2 and name the field --------------------------------------
 bad_job() { # NAME PYTHON-EDIT EXPECTED-TEXT
 	"$python" -c "
@@ -218,6 +266,8 @@ bad_job "bad parameter value" "j['discipline']['params']['thresh'] = '1.5'" "dis
 bad_job "unknown parameter" "j['discipline']['params']['bogus'] = '1'" "bogus"
 bad_job "unknown discipline" "j['discipline']['kind'] = 'nope'" "discipline.kind"
 bad_job "wrong type" "j['flows'][0]['seg_bytes'] = 'x'" "flows\[0\].seg_bytes"
+bad_job "ns3-fifo takes droptail's parameters" "j['discipline'] = {'kind': 'ns3-fifo', 'params': {'thresh': '0.1'}}" "discipline.params: .*thresh"
+bad_job "ns3-fifo limit range" "j['discipline'] = {'kind': 'ns3-fifo', 'params': {'limit_pkts': '0'}}" "discipline.params: limit_pkts"
 echo '{"schema": ' >"$tmp/bad.json"
 "$runner" "$tmp/bad.json" "$tmp/bad" 2>/dev/null
 [ $? = 2 ] && ok "bad job: invalid JSON" || fail "bad job: invalid JSON"
