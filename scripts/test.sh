@@ -9,15 +9,16 @@ VENV=.venv
 step() { printf '\n== %s\n' "$*"; }
 
 step "build (core, ns-3 runner)"
-"$VENV/bin/snakemake" build/core/qcore-replay build/ns3/qlab-ns3-run build/ns3/qlab-ns3-golden --cores "$(nproc)" --quiet all \
+"$VENV/bin/snakemake" build/core/qcore-replay build/ns3/qlab-ns3-run build/ns3/qlab-ns3-golden build/ns3/qlab-ns3-test-typed --cores "$(nproc)" --quiet all \
   || { cat logs/build/*.log >&2; exit 1; }
 
 step "C: discipline core unit and replay tests"
 make -s -C disciplines/core test
 
-step "ns-3 runner, and the golden vectors through the ns-3 adapter"
+step "ns-3: runner, golden vectors through the adapter, typed queue discs"
 bash disciplines/ns3/tests/test_runner.sh build/ns3/qlab-ns3-run
 bash disciplines/ns3/tests/test_golden.sh build/ns3/qlab-ns3-golden
+bash disciplines/ns3/tests/test_typed.sh build/ns3
 
 step "R: analysis (testthat)"
 Rscript -e 'res <- testthat::test_dir("analysis/tests/testthat", reporter = "summary", stop_on_failure = TRUE)'

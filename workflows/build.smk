@@ -3,8 +3,8 @@
 CORE_SOURCES = sorted(
     str(p) for p in Path("disciplines/core").glob("*.[ch]") if p.name != "README.md"
 )
-NS3_SOURCES = sorted(str(p) for p in Path("disciplines/ns3").glob("*.cc")) + sorted(
-    str(p) for p in Path("disciplines/ns3").glob("*.h")
+NS3_SOURCES = sorted(
+    str(p) for pattern in ("*.cc", "*.h", "tests/*.cc") for p in Path("disciplines/ns3").glob(pattern)
 )
 
 
@@ -30,6 +30,7 @@ rule build_ns3:
     output:
         "build/ns3/qlab-ns3-run",
         "build/ns3/qlab-ns3-golden",
+        "build/ns3/qlab-ns3-test-typed",
     log:
         "logs/build/ns3.log",
     threads: 2

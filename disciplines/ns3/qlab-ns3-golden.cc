@@ -3,7 +3,7 @@
  * qlab-ns3-golden - the conformance replay (DISCIPLINES.md, "One conformance
  * interface") run through the ns-3 adapter QlabQueueDisc:
  *
- *     qlab-ns3-golden DISC [--param NAME=VALUE]... [--seed N] < events.csv > decisions.csv
+ *     qlab-ns3-golden DISC [--param NAME=VALUE]... [--seed N] [--typed] < events.csv > decisions.csv
  *
  * Same interface and output as the core's qcore-replay, but every decision
  * is what the ns-3 queue disc actually did:
@@ -36,10 +36,20 @@
  * packet is not ECN-capable: a MARK verdict for it would become an AQM drop
  * in the adapter (no golden case marks one).
  *
+ * --typed replays through the discipline's typed queue disc instead
+ * (ns3::Qlab<Name>QueueDisc, e.g. ns3::QlabNcqQueueDisc): GoldenQueueDisc is
+ * registered under a TypeId derived from it, and every --param becomes that
+ * TypeId's generated attribute (size_bytes=141 -> "SizeBytes",
+ * UintegerValue(141); BOOL -> BooleanValue; PPM/ENUM/lists -> StringValue),
+ * set through an ObjectFactory as TrafficControlHelper does.  The output must
+ * be identical to the generic path's (tests/test_typed.sh).
+ *
  * Exit status: 0 ok, 2 bad arguments or events, 3 the adapter's behaviour
  * is inconsistent with itself (traces disagree).
  */
 #include "qlab-queue-disc.h"
+
+#include "qcore_params.h"
 
 #include "ns3/core-module.h"
 #include "ns3/ipv4-header.h"
@@ -497,10 +507,11 @@ void
 Usage(std::FILE* out)
 {
     std::fprintf(out,
-                 "usage: qlab-ns3-golden DISC [--param NAME=VALUE]... [--seed N] < events.csv > "
-                 "decisions.csv\n"
+                 "usage: qlab-ns3-golden DISC [--param NAME=VALUE]... [--seed N] [--typed] < "
+                 "events.csv > decisions.csv\n"
                  "The conformance replay (qcore-replay's interface and output) through ns-3's "
-                 "QlabQueueDisc.\n"
+                 "QlabQueueDisc;\n"
+                 "--typed: through ns3::Qlab<Name>QueueDisc, parameters set as its attributes.\n"
                  "exit status: 0 ok, 2 bad arguments or events, 3 adapter traces disagree\n");
 }
 
@@ -600,6 +611,70 @@ ReadEvents(const std::string& discipline, const std::string& params)
     return rows;
 }
 
+/**
+ * A GoldenQueueDisc running `discipline` as its typed queue disc: the object
+ * comes from an ObjectFactory of a TypeId derived from
+ * ns3::Qlab<Name>QueueDisc, and each parameter is set as the generated
+ * attribute, with the attribute's own value type.
+ */
+Ptr<GoldenQueueDisc>
+CreateTyped(const std::string& discipline,
+            const std::vector<std::pair<std::string, std::string>>& assignments,
+            uint64_t seed)
+{
+    TypeId parent;
+    if (!QlabQueueDisc::LookupTypedTypeId(discipline, &parent))
+    {
+        Die(kExitUsage, discipline + ": no typed queue disc");
+    }
+    const std::string name =
+        "ns3::QlabGoldenTyped" + QlabQueueDisc::AttributeName(discipline) + "QueueDisc";
+    TypeId tid;
+    if (!TypeId::LookupByNameFailSafe(name, &tid))
+    {
+        tid = TypeId(name)
+                  .SetParent(parent)
+                  .SetGroupName("TrafficControl")
+                  .AddConstructor<GoldenQueueDisc>();
+    }
+    const struct qcore_disc_ops* ops = qcore_find(discipline.c_str());
+    ObjectFactory factory(name);
+    for (const auto& [core, value] : assignments)
+    {
+        const struct qcore_param_desc* d = qcore_params_find(ops, core.c_str());
+        if (!d) // ValidateConfig has already refused it
+        {
+            Die(kExitUsage, discipline + ": unknown parameter '" + core + "'");
+        }
+        const std::string attr = QlabQueueDisc::AttributeName(core);
+        uint64_t v = 0;
+        switch (d->kind)
+        {
+        case QCORE_PARAM_U32:
+        case QCORE_PARAM_U64:
+            if (!ParseU64(value, UINT64_MAX, &v))
+            {
+                Die(kExitUsage, core + ": expected an integer, got '" + value + "'");
+            }
+            factory.Set(attr, UintegerValue(v));
+            break;
+        case QCORE_PARAM_BOOL:
+            factory.Set(attr, BooleanValue(value == "1"));
+            break;
+        default:
+            factory.Set(attr, StringValue(value));
+            break;
+        }
+    }
+    factory.Set("Seed", UintegerValue(seed));
+    Ptr<GoldenQueueDisc> disc = DynamicCast<GoldenQueueDisc>(factory.Create());
+    if (!disc || disc->GetInstanceTypeId() != tid)
+    {
+        Die(kExitInconsistent, name + ": the factory did not build a GoldenQueueDisc");
+    }
+    return disc;
+}
+
 } // namespace
 
 int
@@ -608,6 +683,8 @@ main(int argc, char* argv[])
     std::string discipline;
     std::string params;
     uint64_t seed = 1;
+    bool typed = false;
+    std::vector<std::pair<std::string, std::string>> assignments;
     for (int i = 1; i < argc; i++)
     {
         const std::string a = argv[i];
@@ -615,6 +692,11 @@ main(int argc, char* argv[])
         {
             Usage(stdout);
             return 0;
+        }
+        if (a == "--typed")
+        {
+            typed = true;
+            continue;
         }
         if (a == "--param" || a == "--seed")
         {
@@ -637,6 +719,8 @@ main(int argc, char* argv[])
                     Die(kExitUsage, "--param: expected NAME=VALUE without ',', got '" + v + "'");
                 }
                 params += (params.empty() ? "" : ",") + v;
+                const std::size_t eq = v.find('=');
+                assignments.emplace_back(v.substr(0, eq), v.substr(eq + 1));
             }
         }
         else if (!a.empty() && a[0] == '-')
@@ -664,10 +748,18 @@ main(int argc, char* argv[])
     }
     const std::vector<EventRow> rows = ReadEvents(discipline, params);
 
-    Ptr<GoldenQueueDisc> disc = CreateObject<GoldenQueueDisc>();
-    disc->SetAttribute("Discipline", StringValue(discipline));
-    disc->SetAttribute("Params", StringValue(params));
-    disc->SetAttribute("Seed", UintegerValue(seed));
+    Ptr<GoldenQueueDisc> disc;
+    if (typed)
+    {
+        disc = CreateTyped(discipline, assignments, seed);
+    }
+    else
+    {
+        disc = CreateObject<GoldenQueueDisc>();
+        disc->SetAttribute("Discipline", StringValue(discipline));
+        disc->SetAttribute("Params", StringValue(params));
+        disc->SetAttribute("Seed", UintegerValue(seed));
+    }
     disc->Initialize();
 
     Golden golden(disc);

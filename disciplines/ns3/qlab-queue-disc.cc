@@ -6,6 +6,7 @@
 #include "qlab-queue-disc.h"
 
 #include "ns3/abort.h"
+#include "ns3/boolean.h"
 #include "ns3/drop-tail-queue.h"
 #include "ns3/ipv4-header.h"
 #include "ns3/ipv4-queue-disc-item.h"
@@ -15,7 +16,9 @@
 #include "ns3/tcp-header.h"
 #include "ns3/uinteger.h"
 
+#include <cctype>
 #include <cstring>
+#include <iostream>
 #include <limits>
 
 #include "qcore_params.h"
@@ -26,6 +29,16 @@ namespace ns3
 NS_LOG_COMPONENT_DEFINE("QlabQueueDisc");
 
 NS_OBJECT_ENSURE_REGISTERED(QlabQueueDisc);
+
+// The typed queue discs, registered with the other TypeIds at static
+// initialisation (NS_OBJECT_ENSURE_REGISTERED's mechanism, for a list).
+static struct QlabTypedQueueDiscsRegistration
+{
+    QlabTypedQueueDiscsRegistration()
+    {
+        QlabQueueDisc::RegisterTypedQueueDiscs();
+    }
+} g_qlabTypedQueueDiscsRegistration;
 
 namespace
 {
@@ -49,6 +62,9 @@ NowNs()
     return static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
 }
 
+// The generic queue disc's Discipline default.
+constexpr const char* kDefaultDiscipline = "droptail";
+
 // Zeroed memory for one of the core's structs, 8-byte aligned (they hold
 // u64 members); one spare word so that even an empty struct has an address.
 std::vector<uint64_t>
@@ -69,7 +85,7 @@ QlabQueueDisc::GetTypeId()
             .AddConstructor<QlabQueueDisc>()
             .AddAttribute("Discipline",
                           "Name of the qlab core discipline (e.g. droptail, prio, ncq).",
-                          StringValue("droptail"),
+                          StringValue(kDefaultDiscipline),
                           MakeStringAccessor(&QlabQueueDisc::m_discipline),
                           MakeStringChecker())
             .AddAttribute("Params",
@@ -117,8 +133,37 @@ QlabQueueDisc::DoDispose()
 }
 
 bool
+QlabQueueDisc::SplitParams(const std::string& params, Assignments* out, std::string* error)
+{
+    // "name=value,name=value"; an empty string keeps every default.
+    out->clear();
+    for (std::size_t pos = 0; !params.empty();)
+    {
+        std::size_t end = params.find(',', pos);
+        if (end == std::string::npos)
+        {
+            end = params.size();
+        }
+        const std::string pair = params.substr(pos, end - pos);
+        const std::size_t eq = pair.find('=');
+        if (eq == std::string::npos || eq == 0)
+        {
+            *error = "expected name=value, got '" + pair + "'";
+            return false;
+        }
+        out->emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
+        if (end == params.size())
+        {
+            break;
+        }
+        pos = end + 1;
+    }
+    return true;
+}
+
+bool
 QlabQueueDisc::Configure(const std::string& discipline,
-                         const std::string& params,
+                         const Assignments& params,
                          CoreConfig* config,
                          std::string* error)
 {
@@ -143,34 +188,14 @@ QlabQueueDisc::Configure(const std::string& discipline,
         return false;
     }
 
-    // "name=value,name=value"; an empty string keeps every default.
-    for (std::size_t pos = 0; !params.empty();)
+    for (const auto& [name, value] : params)
     {
-        std::size_t end = params.find(',', pos);
-        if (end == std::string::npos)
-        {
-            end = params.size();
-        }
-        const std::string pair = params.substr(pos, end - pos);
-        const std::size_t eq = pair.find('=');
-        if (eq == std::string::npos || eq == 0)
-        {
-            *error = "expected name=value, got '" + pair + "'";
-            return false;
-        }
-        const std::string name = pair.substr(0, eq);
-        const std::string value = pair.substr(eq + 1);
         if (qcore_params_set(ops, config->params.data(), name.c_str(), value.c_str(), err,
                              sizeof(err)))
         {
             *error = err;
             return false;
         }
-        if (end == params.size())
-        {
-            break;
-        }
-        pos = end + 1;
     }
 
     if (ops->check_params(config->params.data(), err, sizeof(err)))
@@ -193,8 +218,10 @@ QlabQueueDisc::ValidateConfig(const std::string& discipline,
                               const std::string& params,
                               std::string* error)
 {
+    Assignments assignments;
     CoreConfig config;
-    return Configure(discipline, params, &config, error);
+    return SplitParams(params, &assignments, error) &&
+           Configure(discipline, assignments, &config, error);
 }
 
 bool
@@ -204,8 +231,10 @@ QlabQueueDisc::ValidatePacketClass(const std::string& discipline,
                                    uint8_t prec,
                                    std::string* error)
 {
+    Assignments assignments;
     CoreConfig config;
-    if (!Configure(discipline, params, &config, error))
+    if (!SplitParams(params, &assignments, error) ||
+        !Configure(discipline, assignments, &config, error))
     {
         return false;
     }
@@ -266,12 +295,64 @@ QlabQueueDisc::CheckConfig()
         return false;
     }
 
+    // A bad configuration is the user's mistake: stop with its message
+    // (CheckConfig's return value is only asserted, and asserts are off in
+    // optimized ns-3 builds).
     std::string error;
-    if (!Configure(m_discipline, m_params, &m_core, &error))
+    Assignments assignments;
+    const struct qcore_disc_ops* typed = TypedDiscipline(GetInstanceTypeId());
+    if (typed)
     {
-        // A bad configuration is the user's mistake: stop with its message
-        // (CheckConfig's return value is only asserted, and asserts are off
-        // in optimized ns-3 builds).
+        // The TypeId fixes the discipline; the attributes give every parameter.
+        const std::string tidName = GetInstanceTypeId().GetName();
+        if (!m_params.empty())
+        {
+            NS_FATAL_ERROR(tidName << ": Params is for ns3::QlabQueueDisc; set this queue "
+                                      "disc's parameters through its attributes, got Params="
+                                   << m_params);
+        }
+        if (m_discipline != kDefaultDiscipline && m_discipline != typed->name)
+        {
+            NS_FATAL_ERROR(tidName << " runs " << typed->name << "; Discipline=" << m_discipline
+                                   << " cannot change it");
+        }
+        m_discipline = typed->name;
+        for (uint32_t i = 0; i < typed->nparams; i++)
+        {
+            NS_ABORT_MSG_IF(i >= m_paramValues.size() || m_paramValues[i].empty(),
+                            tidName << ": attribute " << AttributeName(typed->params[i].name)
+                                    << " was never set");
+            assignments.emplace_back(typed->params[i].name, m_paramValues[i]);
+        }
+        if (!Configure(m_discipline, assignments, &m_core, &error))
+        {
+            // The core's message names core parameters; add their attribute names.
+            std::string names;
+            for (uint32_t i = 0; i < typed->nparams; i++)
+            {
+                const std::string core = typed->params[i].name;
+                for (std::size_t at = error.find(core); at != std::string::npos;
+                     at = error.find(core, at + 1))
+                {
+                    const std::size_t end = at + core.size();
+                    const bool word = (at == 0 || !(std::isalnum(error[at - 1]) ||
+                                                    error[at - 1] == '_')) &&
+                                      (end == error.size() ||
+                                       !(std::isalnum(error[end]) || error[end] == '_'));
+                    if (word)
+                    {
+                        names += (names.empty() ? "" : ", ") + core + " = " + AttributeName(core);
+                        break;
+                    }
+                }
+            }
+            NS_FATAL_ERROR(tidName << ": " << error
+                                   << (names.empty() ? "" : " (attributes: " + names + ")"));
+        }
+    }
+    else if (!SplitParams(m_params, &assignments, &error) ||
+             !Configure(m_discipline, assignments, &m_core, &error))
+    {
         NS_FATAL_ERROR("QlabQueueDisc (Discipline=" << m_discipline << ", Params=" << m_params
                                                     << "): " << error);
     }
@@ -421,6 +502,7 @@ QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     case QCORE_DROP: {
         const char* reason = ReasonName(d.reason);
         m_counters[d.band].droppedPkts++;
+        m_counters[d.band].droppedByReason[d.reason]++;
         m_bandEvent(item, Event::DROP_ARRIVAL, d.band, reason);
         DropBeforeEnqueue(item, reason);
         return false;
@@ -429,10 +511,12 @@ QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
         if (!Mark(item, ECN_MARK))
         {
             m_counters[d.band].droppedPkts++;
+            m_counters[d.band].droppedByReason[QCORE_REASON_AQM]++;
             m_bandEvent(item, Event::DROP_ARRIVAL, d.band, AQM_DROP);
             DropBeforeEnqueue(item, AQM_DROP);
             return false;
         }
+        m_counters[d.band].markedPkts++;
         m_bandEvent(item, Event::MARK, d.band, nullptr);
         break;
     case QCORE_QUEUE:
@@ -491,10 +575,504 @@ QlabQueueDisc::DoDequeue()
         }
         const char* reason = ReasonName(d.reason);
         m_counters[d.band].droppedPkts++;
+        m_counters[d.band].droppedByReason[d.reason]++;
         m_bandEvent(item, Event::DROP_HEAD, d.band, reason);
         DropAfterDequeue(item, reason);
     }
     NS_FATAL_ERROR("QlabQueueDisc: the core asked for more head drops than packets queued");
+    return nullptr;
+}
+
+// ---- statistics ---------------------------------------------------------------
+
+const char*
+QlabQueueDisc::GetReasonName(uint32_t reason)
+{
+    return reason > QCORE_REASON_NONE && reason < QCORE_REASON__COUNT ? kReasonNames[reason]
+                                                                      : nullptr;
+}
+
+std::string
+QlabQueueDisc::GetDisciplineName() const
+{
+    return m_core.ops ? std::string(m_core.ops->name) : m_discipline;
+}
+
+void
+QlabQueueDisc::PrintStats(std::ostream& os)
+{
+    os << GetInstanceTypeId().GetName() << " (" << GetDisciplineName() << ", "
+       << m_core.nbands << " bands)" << std::endl;
+    GetStats().Print(os);
+    os << std::endl;
+    for (uint32_t b = 0; b < m_counters.size(); b++)
+    {
+        const BandCounters& c = m_counters[b];
+        os << "band " << b << ": backlog " << GetBandBacklogPkts(b) << " packets "
+           << GetBandBacklogBytes(b) << " bytes, enqueued " << c.enqueuedPkts << ", dequeued "
+           << c.dequeuedPkts << ", marked " << c.markedPkts << ", dropped " << c.droppedPkts;
+        std::string reasons;
+        for (uint32_t r = QCORE_REASON_NONE + 1; r < N_REASONS; r++)
+        {
+            if (c.droppedByReason[r])
+            {
+                reasons += (reasons.empty() ? "" : ", ") + std::string(kReasonNames[r]) + " " +
+                           std::to_string(c.droppedByReason[r]);
+            }
+        }
+        if (!reasons.empty())
+        {
+            os << " (" << reasons << ")";
+        }
+        os << std::endl;
+    }
+}
+
+// ---- typed queue discs: TypeIds generated from the core's parameter tables ----
+
+namespace
+{
+
+// A core name the attribute naming can invert: '_'-separated words, each a
+// lowercase letter followed by lowercase letters or digits.
+bool
+IsCoreName(const std::string& name)
+{
+    bool wordStart = true;
+    for (char c : name)
+    {
+        if (c == '_')
+        {
+            if (wordStart)
+            {
+                return false;
+            }
+            wordStart = true;
+        }
+        else if (wordStart ? !(c >= 'a' && c <= 'z')
+                           : !((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+        {
+            return false;
+        }
+        else
+        {
+            wordStart = false;
+        }
+    }
+    return !wordStart;
+}
+
+bool
+ParseDecimal(const char* s, uint64_t* out)
+{
+    uint64_t v = 0;
+    if (!s || !*s)
+    {
+        return false;
+    }
+    for (; *s; s++)
+    {
+        if (*s < '0' || *s > '9' || v > (std::numeric_limits<uint64_t>::max() - 9) / 10)
+        {
+            return false;
+        }
+        v = v * 10 + static_cast<uint64_t>(*s - '0');
+    }
+    *out = v;
+    return true;
+}
+
+std::string
+Bound(const struct qcore_param_desc* d, uint64_t v)
+{
+    if (d->kind == QCORE_PARAM_PPM)
+    {
+        char buf[32];
+        qcore_fmt_ppm(buf, sizeof(buf), static_cast<uint32_t>(v));
+        return buf;
+    }
+    return std::to_string(v);
+}
+
+// The accepted values, for the help text and the checker's type information.
+std::string
+Form(const struct qcore_param_desc* d)
+{
+    const std::string range = Bound(d, d->min) + ".." + Bound(d, d->max);
+    switch (d->kind)
+    {
+    case QCORE_PARAM_U32:
+    case QCORE_PARAM_U64:
+        return "integer " + range;
+    case QCORE_PARAM_PPM:
+        return "decimal with at most 6 places, " + range;
+    case QCORE_PARAM_ENUM:
+        return std::string("one of ") + d->choices;
+    case QCORE_PARAM_BOOL:
+        return "boolean";
+    case QCORE_PARAM_U32_LIST:
+        return "list a:b:... of up to " + std::to_string(QCORE_MAX_BANDS) + " integers " +
+               range + " (one value: all)";
+    }
+    return "?";
+}
+
+/**
+ * The checker of a StringValue attribute (PPM, ENUM, U32_LIST): the core's
+ * own parser decides, and its message (naming the parameter, the expected
+ * form and range) is printed when a value is refused; ns-3 then fails with
+ * the attribute's name.
+ */
+class CoreParamChecker : public StringChecker
+{
+  public:
+    CoreParamChecker(const struct qcore_disc_ops* ops,
+                     const struct qcore_param_desc* desc,
+                     std::string where)
+        : m_ops(ops),
+          m_desc(desc),
+          m_where(std::move(where))
+    {
+    }
+
+    bool Check(const AttributeValue& value) const override
+    {
+        const StringValue* v = dynamic_cast<const StringValue*>(&value);
+        if (!v)
+        {
+            return false;
+        }
+        std::vector<uint64_t> scratch = CoreBuffer(m_ops->params_size);
+        char err[QCORE_ERRLEN] = "";
+        if (qcore_params_set(m_ops, scratch.data(), m_desc->name, v->Get().c_str(), err,
+                             sizeof(err)) == 0)
+        {
+            return true;
+        }
+        // AttributeChecker::CreateValidValue checks a refused StringValue
+        // twice (as given, then after a string round trip): print once.
+        if (m_repeat != v->Get())
+        {
+            std::cerr << m_where << ": " << err << std::endl;
+            m_repeat = v->Get();
+        }
+        else
+        {
+            m_repeat.clear();
+        }
+        return false;
+    }
+
+    std::string GetValueTypeName() const override
+    {
+        return "ns3::StringValue";
+    }
+
+    bool HasUnderlyingTypeInformation() const override
+    {
+        return true;
+    }
+
+    std::string GetUnderlyingTypeInformation() const override
+    {
+        return Form(m_desc);
+    }
+
+    Ptr<AttributeValue> Create() const override
+    {
+        return ns3::Create<StringValue>();
+    }
+
+    bool Copy(const AttributeValue& source, AttributeValue& destination) const override
+    {
+        const StringValue* src = dynamic_cast<const StringValue*>(&source);
+        StringValue* dst = dynamic_cast<StringValue*>(&destination);
+        if (!src || !dst)
+        {
+            return false;
+        }
+        *dst = *src;
+        return true;
+    }
+
+  private:
+    const struct qcore_disc_ops* m_ops;
+    const struct qcore_param_desc* m_desc;
+    std::string m_where; //!< "ns3::QlabNcqQueueDisc::Thresh"
+    mutable std::string m_repeat; //!< the value just refused, not to print twice
+};
+
+} // namespace
+
+/**
+ * Accessor of a generated attribute: keeps the value as text in the core's
+ * syntax (what qcore_params_set takes) in QlabQueueDisc::m_paramValues.
+ */
+class QlabQueueDisc::ParamAccessor : public AttributeAccessor
+{
+  public:
+    ParamAccessor(uint32_t index, enum qcore_param_kind kind)
+        : m_index(index),
+          m_kind(kind)
+    {
+    }
+
+    bool Set(ObjectBase* object, const AttributeValue& value) const override
+    {
+        QlabQueueDisc* disc = dynamic_cast<QlabQueueDisc*>(object);
+        if (!disc)
+        {
+            return false;
+        }
+        std::string text;
+        if (const UintegerValue* u = dynamic_cast<const UintegerValue*>(&value))
+        {
+            text = std::to_string(u->Get());
+        }
+        else if (const BooleanValue* b = dynamic_cast<const BooleanValue*>(&value))
+        {
+            text = b->Get() ? "1" : "0";
+        }
+        else if (const StringValue* str = dynamic_cast<const StringValue*>(&value))
+        {
+            text = str->Get();
+        }
+        else
+        {
+            return false;
+        }
+        if (disc->m_paramValues.size() <= m_index)
+        {
+            disc->m_paramValues.resize(m_index + 1);
+        }
+        disc->m_paramValues[m_index] = text;
+        return true;
+    }
+
+    bool Get(const ObjectBase* object, AttributeValue& value) const override
+    {
+        const QlabQueueDisc* disc = dynamic_cast<const QlabQueueDisc*>(object);
+        if (!disc || m_index >= disc->m_paramValues.size())
+        {
+            return false;
+        }
+        const std::string& text = disc->m_paramValues[m_index];
+        switch (m_kind)
+        {
+        case QCORE_PARAM_U32:
+        case QCORE_PARAM_U64: {
+            UintegerValue* u = dynamic_cast<UintegerValue*>(&value);
+            uint64_t v;
+            if (!u || !ParseDecimal(text.c_str(), &v))
+            {
+                return false;
+            }
+            u->Set(v);
+            return true;
+        }
+        case QCORE_PARAM_BOOL: {
+            BooleanValue* b = dynamic_cast<BooleanValue*>(&value);
+            if (!b)
+            {
+                return false;
+            }
+            b->Set(text == "1");
+            return true;
+        }
+        default: {
+            StringValue* str = dynamic_cast<StringValue*>(&value);
+            if (!str)
+            {
+                return false;
+            }
+            str->Set(text);
+            return true;
+        }
+        }
+    }
+
+    bool HasGetter() const override
+    {
+        return true;
+    }
+
+    bool HasSetter() const override
+    {
+        return true;
+    }
+
+  private:
+    uint32_t m_index;           //!< index in the discipline's parameter table
+    enum qcore_param_kind m_kind; //!< the parameter's kind
+};
+
+std::string
+QlabQueueDisc::AttributeName(const std::string& coreName)
+{
+    std::string out;
+    bool wordStart = true;
+    for (char c : coreName)
+    {
+        if (c == '_')
+        {
+            wordStart = true;
+            continue;
+        }
+        out += wordStart ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+        wordStart = false;
+    }
+    return out;
+}
+
+std::string
+QlabQueueDisc::CoreParamName(const std::string& attributeName)
+{
+    std::string out;
+    for (char c : attributeName)
+    {
+        if (c >= 'A' && c <= 'Z')
+        {
+            if (!out.empty())
+            {
+                out += '_';
+            }
+            out += static_cast<char>(c - 'A' + 'a');
+        }
+        else
+        {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string
+QlabQueueDisc::TypedTypeIdName(const std::string& discipline)
+{
+    return "ns3::Qlab" + AttributeName(discipline) + "QueueDisc";
+}
+
+TypeId
+QlabQueueDisc::MakeTypedTypeId(const struct qcore_disc_ops* ops)
+{
+    const std::string name = TypedTypeIdName(ops->name);
+    NS_ABORT_MSG_UNLESS(IsCoreName(ops->name),
+                        "QlabQueueDisc: discipline name '"
+                            << ops->name << "' cannot name a TypeId (need [a-z][a-z0-9]* words)");
+    {
+        // The table's defaults must be valid before they become initial values.
+        std::vector<uint64_t> scratch = CoreBuffer(ops->params_size);
+        char err[QCORE_ERRLEN] = "";
+        NS_ABORT_MSG_IF(qcore_params_defaults(ops, scratch.data(), err, sizeof(err)),
+                        name << ": bad default in the core's table: " << err);
+    }
+    TypeId tid = TypeId(name)
+                     .SetParent<QlabQueueDisc>()
+                     .SetGroupName("TrafficControl")
+                     .SetSize(sizeof(QlabQueueDisc))
+                     .AddConstructor<QlabQueueDisc>();
+    for (uint32_t i = 0; i < ops->nparams; i++)
+    {
+        const struct qcore_param_desc* d = &ops->params[i];
+        NS_ABORT_MSG_UNLESS(IsCoreName(d->name),
+                            name << ": parameter name '" << d->name
+                                 << "' has no 1:1 attribute name (need [a-z][a-z0-9]* words)");
+        const std::string attr = AttributeName(d->name);
+        const std::string help = std::string(d->help) + " [" + d->unit + "; " + Form(d) +
+                                 "; default " + d->dflt + "; core parameter " + d->name + "]";
+        Ptr<const AttributeAccessor> accessor = Create<ParamAccessor>(i, d->kind);
+        switch (d->kind)
+        {
+        case QCORE_PARAM_U32:
+        case QCORE_PARAM_U64: {
+            uint64_t dflt = 0;
+            NS_ABORT_MSG_UNLESS(ParseDecimal(d->dflt, &dflt),
+                                name << ": default of " << d->name << " is not an integer");
+            tid.AddAttribute(attr,
+                             help,
+                             UintegerValue(dflt),
+                             accessor,
+                             d->kind == QCORE_PARAM_U32
+                                 ? MakeUintegerChecker<uint32_t>(d->min, d->max)
+                                 : MakeUintegerChecker<uint64_t>(d->min, d->max));
+            break;
+        }
+        case QCORE_PARAM_BOOL:
+            tid.AddAttribute(attr,
+                             help,
+                             BooleanValue(std::strcmp(d->dflt, "1") == 0),
+                             accessor,
+                             MakeBooleanChecker());
+            break;
+        case QCORE_PARAM_PPM:
+        case QCORE_PARAM_ENUM:
+        case QCORE_PARAM_U32_LIST:
+            tid.AddAttribute(attr,
+                             help,
+                             StringValue(d->dflt),
+                             accessor,
+                             Create<CoreParamChecker>(ops, d, name + "::" + attr));
+            break;
+        default:
+            NS_FATAL_ERROR(name << ": parameter " << d->name << " has unknown kind "
+                                << unsigned(d->kind));
+        }
+    }
+    return tid;
+}
+
+const std::vector<std::pair<TypeId, const struct qcore_disc_ops*>>&
+QlabQueueDisc::TypedTypeIds()
+{
+    static const std::vector<std::pair<TypeId, const struct qcore_disc_ops*>> typed = [] {
+        std::vector<std::pair<TypeId, const struct qcore_disc_ops*>> v;
+        for (uint32_t i = 0; qcore_disciplines[i]; i++)
+        {
+            v.emplace_back(MakeTypedTypeId(qcore_disciplines[i]), qcore_disciplines[i]);
+        }
+        return v;
+    }();
+    return typed;
+}
+
+void
+QlabQueueDisc::RegisterTypedQueueDiscs()
+{
+    TypedTypeIds();
+}
+
+bool
+QlabQueueDisc::LookupTypedTypeId(const std::string& discipline, TypeId* tid)
+{
+    for (const auto& [t, ops] : TypedTypeIds())
+    {
+        if (discipline == ops->name)
+        {
+            *tid = t;
+            return true;
+        }
+    }
+    return false;
+}
+
+const struct qcore_disc_ops*
+QlabQueueDisc::TypedDiscipline(TypeId tid)
+{
+    const TypeId generic = GetTypeId();
+    for (TypeId t = tid; t != generic; t = t.GetParent())
+    {
+        for (const auto& [typedTid, ops] : TypedTypeIds())
+        {
+            if (t == typedTid)
+            {
+                return ops;
+            }
+        }
+        if (!t.HasParent() || t.GetParent() == t)
+        {
+            break;
+        }
+    }
     return nullptr;
 }
 

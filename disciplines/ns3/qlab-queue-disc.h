@@ -37,6 +37,25 @@
  * Peek() is not overridden: QueueDisc::DoPeek dequeues and holds the packet,
  * so the core counts a peeked packet as sent at peek time.  ns-3's transmit
  * path never peeks at a root queue disc.
+ *
+ * Typed queue discs.  Besides the generic ns3::QlabQueueDisc (Discipline +
+ * Params string), one TypeId per discipline of the core's registry,
+ * ns3::Qlab<Name>QueueDisc (ns3::QlabNcqQueueDisc, ...), is generated at
+ * static initialisation from the discipline's qcore_param_desc table: a child
+ * of ns3::QlabQueueDisc whose objects are QlabQueueDisc instances (the
+ * TypeId, set by ObjectFactory, selects the discipline) and whose attributes
+ * are the core's parameters, one each, named by AttributeName()
+ * (size_bytes -> SizeBytes), with the core's default, help and unit:
+ *   U32, U64   UintegerValue, MakeUintegerChecker(min, max) from the table;
+ *   BOOL       BooleanValue;
+ *   PPM, ENUM, U32_LIST
+ *              StringValue in the core's syntax, checked by the core's own
+ *              parser (qcore_params_set), whose message is printed when a
+ *              value is refused.
+ * Cross-parameter rules (the core's check_params) are checked at CheckConfig
+ * (NS_FATAL_ERROR with the core's message).  A typed queue disc inherits
+ * Discipline and Params but does not use them: CheckConfig refuses a
+ * non-empty Params or a Discipline other than the default or its own.
  */
 #ifndef QLAB_QUEUE_DISC_H
 #define QLAB_QUEUE_DISC_H
@@ -46,7 +65,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qcore.h"
@@ -93,13 +114,56 @@ class QlabQueueDisc : public QueueDisc
                                             uint32_t band,
                                             const char* reason);
 
+    /// Number of drop reasons, including the unused index 0 (QCORE_REASON_NONE).
+    static constexpr uint32_t N_REASONS = QCORE_REASON__COUNT;
+
     /// Cumulative per-band packet counters.
     struct BandCounters
     {
-        uint64_t enqueuedPkts = 0; //!< admitted to the band
+        uint64_t enqueuedPkts = 0; //!< admitted to the band (marked packets included)
         uint64_t dequeuedPkts = 0; //!< sent from the band
         uint64_t droppedPkts = 0;  //!< dropped on arrival or at the head, classified into the band
+        uint64_t markedPkts = 0;   //!< CE-marked on arrival (then admitted)
+        /// droppedPkts by reason, indexed by enum qcore_reason (name: GetReasonName)
+        uint64_t droppedByReason[N_REASONS] = {};
     };
+
+    /**
+     * \param reason an enum qcore_reason value, 1..N_REASONS-1
+     * \return the reason's name (the constants above), or nullptr
+     */
+    static const char* GetReasonName(uint32_t reason);
+
+    /**
+     * The ns-3 attribute name of a core parameter: CamelCase, each
+     * '_'-separated word capitalised ("size_bytes" -> "SizeBytes",
+     * "t_high_local" -> "THighLocal", "k" -> "K").  Also names the typed
+     * TypeIds: ns3::Qlab<AttributeName(discipline)>QueueDisc.
+     */
+    static std::string AttributeName(const std::string& coreName);
+    /// The inverse of AttributeName ("SizeBytes" -> "size_bytes").
+    static std::string CoreParamName(const std::string& attributeName);
+    /// "ns3::Qlab<Name>QueueDisc" for a core discipline name ("ncq" -> "ns3::QlabNcqQueueDisc").
+    static std::string TypedTypeIdName(const std::string& discipline);
+    /**
+     * The generated TypeId of a discipline's typed queue disc.
+     * \param discipline the core discipline's name
+     * \param tid set to the TypeId
+     * \return false when the core has no such discipline
+     */
+    static bool LookupTypedTypeId(const std::string& discipline, TypeId* tid);
+    /// Register every typed queue disc (done at static initialisation; idempotent).
+    static void RegisterTypedQueueDiscs();
+
+    /// \return the core discipline this queue disc runs (valid after initialization)
+    std::string GetDisciplineName() const;
+
+    /**
+     * Print QueueDisc::GetStats() (drops and marks under the core's reason
+     * names) followed by one line per band: backlog, enqueued, dequeued,
+     * marked, dropped by reason.
+     */
+    void PrintStats(std::ostream& os);
 
     /**
      * Check a discipline name and a parameter string exactly as CheckConfig
@@ -148,6 +212,15 @@ class QlabQueueDisc : public QueueDisc
     virtual void Classify(Ptr<const QueueDiscItem> item, struct qcore_pkt* pkt) const;
 
   private:
+    class ParamAccessor; // stores a typed attribute in m_paramValues
+
+    /// The generated typed TypeIds and the disciplines they run (built on first call).
+    static const std::vector<std::pair<TypeId, const struct qcore_disc_ops*>>& TypedTypeIds();
+    /// The discipline of a typed TypeId or of a TypeId derived from one, else nullptr.
+    static const struct qcore_disc_ops* TypedDiscipline(TypeId tid);
+    /// Build and register ns3::Qlab<Name>QueueDisc for one discipline.
+    static TypeId MakeTypedTypeId(const struct qcore_disc_ops* ops);
+
     bool DoEnqueue(Ptr<QueueDiscItem> item) override;
     Ptr<QueueDiscItem> DoDequeue() override;
     bool CheckConfig() override;
@@ -161,8 +234,12 @@ class QlabQueueDisc : public QueueDisc
         uint32_t nbands = 0;
     };
 
+    /// One "name=value" assignment in the core's syntax.
+    typedef std::vector<std::pair<std::string, std::string>> Assignments;
+
+    static bool SplitParams(const std::string& params, Assignments* out, std::string* error);
     static bool Configure(const std::string& discipline,
-                          const std::string& params,
+                          const Assignments& params,
                           CoreConfig* config,
                           std::string* error);
     static const char* ReasonName(uint8_t reason);
@@ -174,6 +251,9 @@ class QlabQueueDisc : public QueueDisc
     std::string m_discipline; //!< core discipline name
     std::string m_params;     //!< "name=value,..." for the core's parser
     uint64_t m_seed;          //!< seed of the core's generator
+    /// Typed queue discs: each parameter's attribute value in the core's
+    /// syntax, by index in the discipline's table.
+    std::vector<std::string> m_paramValues;
 
     // Core instance
     CoreConfig m_core;
