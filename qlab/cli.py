@@ -162,11 +162,12 @@ def cmd_provenance(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    env = dict(os.environ, QLAB_RESULTS=str(Path(args.results).resolve()),
+    site = Path(args.site).resolve()
+    env = dict(os.environ, QLAB_RESULTS=str(Path(args.results).resolve()), QLAB_SITE=str(site),
                QLAB_ROOT=str(paths.ROOT), TZ=os.environ.get("TZ", "UTC"))
     quarto = shutil.which("quarto")
     if quarto and not args.fallback:
-        cmd = [quarto, "render", str(paths.REPORTS)]
+        cmd = [quarto, "render", str(paths.REPORTS), "--output-dir", str(site)]
     else:
         if not shutil.which("Rscript"):
             return _fail(["qlab render: neither quarto nor Rscript is on PATH (run scripts/setup.sh)"])
@@ -174,7 +175,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     proc = subprocess.run(cmd, env=env, cwd=paths.ROOT, check=False)
     if proc.returncode != 0:
         return _fail([f"qlab render: {' '.join(cmd)} failed (exit {proc.returncode})"])
-    print(paths.REPORTS / "_site" / "index.html")
+    print(site / "index.html")
     return 0
 
 
@@ -223,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     rd = sub.add_parser("render", help="render the report (quarto, or knitr + pandoc without it)")
     rd.add_argument("--results", default="results")
+    rd.add_argument("--site", default=str(paths.REPORTS / "_site"), help="where the HTML goes")
     rd.add_argument("--fallback", action="store_true", help="use knitr + pandoc even if quarto exists")
     rd.set_defaults(func=cmd_render)
     return p

@@ -22,4 +22,4 @@ rule report:
         results=lambda w, input: Path(input.provenance).parent,
     threads: 1
     shell:
-        "QLAB_SITE={params.site} {params.py} -m qlab render --results {params.results} > {log} 2>&1"
+        "{params.py} -m qlab render --results {params.results} --site {params.site} > {log} 2>&1"
