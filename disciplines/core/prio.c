@@ -52,12 +52,7 @@ static int prio_check_pkt(const void *params, const struct qcore_pkt *pkt,
 {
 	const struct prio_params *p = params;
 
-	if (pkt->cls >= p->bands) {
-		snprintf(err, errlen, "cls: must be below bands (%u), got %u",
-			 p->bands, pkt->cls);
-		return -1;
-	}
-	return 0;
+	return qcore_check_cls(pkt->cls, p->bands, "bands", err, errlen);
 }
 
 static void prio_reset(const void *params, void *vars)

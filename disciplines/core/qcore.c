@@ -146,6 +146,14 @@ int qcore_check_param_ranges(const struct qcore_param_desc *descs, u32 n,
  * Registry for userspace adapters.  A new discipline is one entry here; the
  * replay tool, the parameter parser and the ns-3 adapter find it by name.
  */
+int qcore_check_cls(u32 cls, u32 limit, const char *what, char *err, size_t errlen)
+{
+	if (cls < limit)
+		return 0;
+	snprintf(err, errlen, "cls: must be below %s (%u), got %u", what, limit, cls);
+	return -1;
+}
+
 const struct qcore_disc_ops *const qcore_disciplines[] = {
 	&droptail_ops,
 	&prio_ops,

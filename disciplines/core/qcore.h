@@ -202,6 +202,12 @@ struct qcore_param_desc {
  */
 int qcore_check_param_ranges(const struct qcore_param_desc *descs, u32 n,
 			     const void *params, char *err, size_t errlen);
+/*
+ * The class check every multi-band discipline's check_pkt makes: cls must
+ * name one of `limit` bands (`what` names the parameter, e.g. "bands").
+ */
+int qcore_check_cls(u32 cls, u32 limit, const char *what, char *err, size_t errlen);
+
 /* A ppm value as an exact decimal ("0.05", "1"); returns snprintf's result. */
 int qcore_fmt_ppm(char *buf, size_t len, u32 ppm);
 

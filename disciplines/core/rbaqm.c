@@ -449,12 +449,7 @@ static int rbaqm_check_pkt(const void *params, const struct qcore_pkt *pkt,
 {
 	const struct rbaqm_params *p = params;
 
-	if (pkt->cls >= p->classes) {
-		snprintf(err, errlen, "cls: must be below classes (%u), got %u",
-			 p->classes, pkt->cls);
-		return -1;
-	}
-	return 0;
+	return qcore_check_cls(pkt->cls, p->classes, "classes", err, errlen);
 }
 
 static void rbaqm_reset(const void *params, void *vars)

@@ -109,12 +109,7 @@ static int wred_check_pkt(const void *params, const struct qcore_pkt *pkt,
 {
 	const struct wred_params *p = params;
 
-	if (pkt->cls >= p->classes) {
-		snprintf(err, errlen, "cls: must be below classes (%u), got %u",
-			 p->classes, pkt->cls);
-		return -1;
-	}
-	return 0;
+	return qcore_check_cls(pkt->cls, p->classes, "classes", err, errlen);
 }
 
 static void wred_reset(const void *params, void *vars)

@@ -13,30 +13,7 @@
 #include "prio.h"
 #include "ncq.h"
 
-static int tests_passed, tests_failed, cur_failed;
-
-#define CHECK(cond, ...)							\
-	do {									\
-		if (!(cond)) {							\
-			cur_failed = 1;						\
-			printf("  FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);	\
-			printf(__VA_ARGS__);					\
-			printf("\n");						\
-		}								\
-	} while (0)
-
-#define RUN(fn)								\
-	do {									\
-		cur_failed = 0;							\
-		fn();								\
-		if (cur_failed) {						\
-			tests_failed++;						\
-			printf("FAIL %s\n", #fn);				\
-		} else {							\
-			tests_passed++;						\
-			printf("ok   %s\n", #fn);				\
-		}								\
-	} while (0)
+#include "harness.h"
 
 /* ---- a minimal adapter: per-band FIFOs of packet ids ---------------- */
 
@@ -805,6 +782,5 @@ int main(void)
 	RUN(test_ncq_probabilistic_ramp_points);
 	RUN(test_ncq_probabilistic_long_run_and_ramp0);
 	RUN(test_ncq_reset_clears_vars_only);
-	printf("%d passed, %d failed\n", tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return harness_summary();
 }

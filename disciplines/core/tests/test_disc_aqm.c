@@ -16,30 +16,7 @@
 #include "wred.h"
 #include "rbaqm.h"
 
-static int tests_passed, tests_failed, cur_failed;
-
-#define CHECK(cond, ...)							\
-	do {									\
-		if (!(cond)) {							\
-			cur_failed = 1;						\
-			printf("  FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);	\
-			printf(__VA_ARGS__);					\
-			printf("\n");						\
-		}								\
-	} while (0)
-
-#define RUN(fn)								\
-	do {									\
-		cur_failed = 0;							\
-		fn();								\
-		if (cur_failed) {						\
-			tests_failed++;						\
-			printf("FAIL %s\n", #fn);				\
-		} else {							\
-			tests_passed++;						\
-			printf("ok   %s\n", #fn);				\
-		}								\
-	} while (0)
+#include "harness.h"
 
 #define Q32 4294967296.0
 
@@ -1556,6 +1533,5 @@ int main(void)
 	RUN(test_rbaqm_open_loop_unresponsive);
 	RUN(test_rbaqm_ecn_and_overflow);
 	RUN(test_rbaqm_closed_loop_converges_and_shares_by_weight);
-	printf("%d passed, %d failed\n", tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return harness_summary();
 }

@@ -20,31 +20,9 @@
 #include "cqaqm.h"
 #include "srd.h"
 
-static int tests_passed, tests_failed, cur_failed;
+#include "harness.h"
+
 static const char *replay_path;
-
-#define CHECK(cond, ...)							\
-	do {									\
-		if (!(cond)) {							\
-			cur_failed = 1;						\
-			printf("  FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);	\
-			printf(__VA_ARGS__);					\
-			printf("\n");						\
-		}								\
-	} while (0)
-
-#define RUN(fn)								\
-	do {									\
-		cur_failed = 0;							\
-		fn();								\
-		if (cur_failed) {						\
-			tests_failed++;						\
-			printf("FAIL %s\n", #fn);				\
-		} else {							\
-			tests_passed++;						\
-			printf("ok   %s\n", #fn);				\
-		}								\
-	} while (0)
 
 /* ---- a minimal adapter: two FIFOs, head drops handled like the replay -- */
 
@@ -1271,6 +1249,5 @@ int main(int argc, char **argv)
 	RUN(test_srd_delay_bound_breaks_with_one_packet_period);
 	RUN(test_rd_head_drop_exactly_above_d);
 	RUN(test_rd_replay_prints_head_drops);
-	printf("%d passed, %d failed\n", tests_passed, tests_failed);
-	return tests_failed ? 1 : 0;
+	return harness_summary();
 }
