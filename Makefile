@@ -35,7 +35,7 @@ test: setup
 	@scripts/test.sh
 
 lint: setup
-	@$(VENV)/bin/ruff check qlab tests
+	@$(VENV)/bin/ruff check qlab tests benchmarks disciplines
 	@scripts/lint-workflow.sh
 
 clean:

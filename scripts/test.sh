@@ -24,7 +24,7 @@ step "R: analysis (testthat)"
 Rscript -e 'res <- testthat::test_dir("analysis/tests/testthat", reporter = "summary", stop_on_failure = TRUE)'
 
 step "lint (ruff, snakemake --lint)"
-"$VENV/bin/ruff" check qlab tests
+"$VENV/bin/ruff" check qlab tests benchmarks disciplines
 scripts/lint-workflow.sh
 
 step "Python and end-to-end (pytest)"

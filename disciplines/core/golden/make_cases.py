@@ -12,21 +12,12 @@ of behaviour, and say so in the commit.
 from __future__ import annotations
 
 import random
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPLAY = HERE.parent.parent.parent / "build" / "core" / "qcore-replay"
-HEADER = "t_ns,op,len,cls,prec,flow"
-
-
-def enq(t, length, cls="", prec="", flow=0):
-    return f"{t},enq,{length},{cls},{prec},{flow}"
-
-
-def deq(t):
-    return f"{t},deq,,,,"
+sys.path.insert(0, str(HERE))
+from casegen import deq, enq, write_cases  # noqa: E402
 
 
 def mixed(seed, n, small_share, small_len=140, large_len=1040, deq_every=2, classes=1):
@@ -91,16 +82,7 @@ CASES = {
 def main() -> int:
     decide = "--decide" in sys.argv[1:]
     for disc, cases in CASES.items():
-        for name, (args, rows) in cases.items():
-            base = HERE / disc / name
-            base.parent.mkdir(exist_ok=True)
-            events = "\n".join([HEADER, *rows]) + "\n"
-            (base.with_suffix(".events.csv")).write_text(events)
-            (base.with_suffix(".args")).write_text(args + "\n")
-            if decide:
-                out = subprocess.run([str(REPLAY), disc, *args.split()], input=events, text=True,
-                                     capture_output=True, check=True).stdout
-                (base.with_suffix(".decisions.csv")).write_text(out)
+        write_cases(HERE / disc, cases, decide)
     return 0
 
 

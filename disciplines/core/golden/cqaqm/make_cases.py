@@ -11,24 +11,13 @@ intended change of behaviour.
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DISC = HERE.name
-REPLAY = Path(os.environ.get("QCORE_REPLAY", HERE.parents[3] / "build" / "core" / "qcore-replay"))
-HEADER = "t_ns,op,len,cls,prec,flow"
-
-
-def enq(t, length, q, p, flow=0):
-    return f"{t},enq,{length},{q},{p},{flow}"
-
-
-def deq(t):
-    return f"{t},deq,,,,"
+sys.path.insert(0, str(HERE.parent))
+from casegen import deq, enq, write_cases  # noqa: E402
 
 
 def seq(items):
@@ -126,16 +115,7 @@ CASES = {
 
 
 def main():
-    decide = "--decide" in sys.argv[1:]
-    for name, (args, rows) in CASES.items():
-        events = HERE / f"{name}.events.csv"
-        events.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
-        (HERE / f"{name}.args").write_text(args + "\n")
-        if decide:
-            with events.open() as f:
-                out = subprocess.run([str(REPLAY), DISC, *args.split()], stdin=f,
-                                     capture_output=True, text=True, check=True).stdout
-            (HERE / f"{name}.decisions.csv").write_text(out)
+    write_cases(HERE, CASES, "--decide" in sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -10,22 +10,16 @@ README.md; regenerate them only for an intended change of behaviour.
 from __future__ import annotations
 
 import random
-import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DISC = HERE.name
-REPLAY = HERE.parent.parent.parent.parent / "build" / "core" / "qcore-replay"
-HEADER = "t_ns,op,len,cls,prec,flow"
+sys.path.insert(0, str(HERE.parent))
+import casegen  # noqa: E402
+from casegen import deq, write_cases  # noqa: E402
 
-
-def enq(t, length, cls):
-    return f"{t},enq,{length},{cls},,"
-
-
-def deq(t):
-    return f"{t},deq,,,,"
+enq = partial(casegen.enq, flow="")  # this discipline's rows leave prec and flow empty
 
 
 def paced(seconds, rates_bps, link_bps, length=1000, seed=0):
@@ -105,16 +99,7 @@ CASES = {
 
 
 def main() -> int:
-    decide = "--decide" in sys.argv[1:]
-    for name, (args, rows) in CASES.items():
-        base = HERE / name
-        events = "\n".join([HEADER, *rows]) + "\n"
-        Path(f"{base}.events.csv").write_text(events)
-        Path(f"{base}.args").write_text(args + "\n")
-        if decide:
-            out = subprocess.run([str(REPLAY), DISC, *args.split()], input=events, text=True,
-                                 capture_output=True, check=True).stdout
-            Path(f"{base}.decisions.csv").write_text(out)
+    write_cases(HERE, CASES, "--decide" in sys.argv[1:])
     return 0
 
 

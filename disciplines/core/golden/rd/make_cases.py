@@ -11,16 +11,14 @@ README.md names; regenerate them only for an intended change of behaviour.
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DISC = HERE.name
-REPLAY = Path(os.environ.get("QCORE_REPLAY", HERE.parents[3] / "build" / "core" / "qcore-replay"))
-HEADER = "t_ns,op,len,cls,prec,flow"
+sys.path.insert(0, str(HERE.parent))
+from casegen import deq, enq, write_cases  # noqa: E402
+
 NS_PER_BYTE = 8000  # 1 Mbit/s
 
 # k = 1, n = 1/1 (alpha = 1): RD B_D = 1 Mbit/s * 50 ms / 2 / 8 = 3125 bytes,
@@ -28,14 +26,6 @@ NS_PER_BYTE = 8000  # 1 Mbit/s
 BASE = ("--param rate_bps=1000000 --param d_ns=50000000 --param k=1 --param sd_max_bytes=100"
         " --param sr_max_bytes=500 --param buffer_bytes=4000 --param bmax_bytes=1000")
 STATIC = BASE + " --param n_d=1 --param n_r=1"
-
-
-def enq(t, length, cls, flow=0):
-    return f"{t},enq,{length},{cls},,{flow}"
-
-
-def deq(t):
-    return f"{t},deq,,,,"
 
 
 def fill_then_drain(d_sizes, r_sizes, ndeq, step=1000):
@@ -73,7 +63,7 @@ def random_link(seed, n, d_sizes, r_sizes, p_d=0.5, load=1.3):
     """Arrivals at `load` times the link rate; a dequeue whenever the link
     would be free if every dequeue sent a 300-byte packet."""
     rng = random.Random(seed)
-    rows, t_arr, t_deq = [], 0, 0
+    t_arr, t_deq = 0, 0
     mean = (sum(d_sizes) / len(d_sizes) * p_d + sum(r_sizes) / len(r_sizes) * (1 - p_d))
     gap = int(mean * NS_PER_BYTE / load)
     events = []
@@ -81,7 +71,7 @@ def random_link(seed, n, d_sizes, r_sizes, p_d=0.5, load=1.3):
         t_arr += int(rng.expovariate(1.0) * gap) + 1
         d = rng.random() < p_d
         events.append((t_arr, 0, enq(t_arr, rng.choice(d_sizes if d else r_sizes), 0 if d else 1,
-                                     rng.randrange(4) + (0 if d else 10))))
+                                     flow=rng.randrange(4) + (0 if d else 10))))
     while t_deq < t_arr + 200 * 300 * NS_PER_BYTE:
         t_deq += 300 * NS_PER_BYTE
         events.append((t_deq, 1, deq(t_deq)))
@@ -103,16 +93,7 @@ CASES = {
 
 
 def main():
-    decide = "--decide" in sys.argv[1:]
-    for name, (args, rows) in CASES.items():
-        events = HERE / f"{name}.events.csv"
-        events.write_text(HEADER + "\n" + "\n".join(rows) + "\n")
-        (HERE / f"{name}.args").write_text(args + "\n")
-        if decide:
-            with events.open() as f:
-                out = subprocess.run([str(REPLAY), DISC, *args.split()], stdin=f,
-                                     capture_output=True, text=True, check=True).stdout
-            (HERE / f"{name}.decisions.csv").write_text(out)
+    write_cases(HERE, CASES, "--decide" in sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -13,22 +13,16 @@ of behaviour.
 from __future__ import annotations
 
 import random
-import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DISC = HERE.name
-REPLAY = HERE.parent.parent.parent.parent / "build" / "core" / "qcore-replay"
-HEADER = "t_ns,op,len,cls,prec,flow"
+sys.path.insert(0, str(HERE.parent))
+import casegen  # noqa: E402
+from casegen import deq, write_cases  # noqa: E402
 
-
-def enq(t, length, cls=""):
-    return f"{t},enq,{length},{cls},,"
-
-
-def deq(t):
-    return f"{t},deq,,,,"
+enq = partial(casegen.enq, flow="")  # this discipline's rows leave prec and flow empty
 
 
 def load(seed, n, arrivals_per_deq, length=1000, gap_ns=1000, drain=True):
@@ -89,127 +83,182 @@ def idle_bursts():
 CASES = {
     # min 2, max 6, gentle: arrival k of a ramp sees q = k, so avg = q (w_q 1)
     # and p_b is max_p (q - 2)/4 below 6, 0.5 + 0.5 (q - 6)/6 up to 12.
-    "linear-gentle-forced-seed-7": ("--param w_q=1 --param min_pkts=2 --param max_pkts=6 "
-                                    "--param max_p=0.5 --param limit_pkts=30 --seed 7",
-                                    ramp_up_down(60)),
-    "ecn-marks-seed-7": ("--param w_q=1 --param min_pkts=2 --param max_pkts=6 --param max_p=0.5 "
-                         "--param limit_pkts=30 --param ecn=1 --seed 7", ramp_up_down(60)),
-    "gentle-off-seed-7": ("--param w_q=1 --param min_pkts=2 --param max_pkts=6 --param max_p=0.5 "
-                          "--param limit_pkts=30 --param gentle=0 --seed 7", ramp_up_down(30)),
+    "linear-gentle-forced-seed-7": (
+        "--param w_q=1 --param min_pkts=2 --param max_pkts=6 "
+        "--param max_p=0.5 --param limit_pkts=30 --seed 7",
+        ramp_up_down(60),
+    ),
+    "ecn-marks-seed-7": (
+        "--param w_q=1 --param min_pkts=2 --param max_pkts=6 --param max_p=0.5 "
+        "--param limit_pkts=30 --param ecn=1 --seed 7",
+        ramp_up_down(60),
+    ),
+    "gentle-off-seed-7": (
+        "--param w_q=1 --param min_pkts=2 --param max_pkts=6 --param max_p=0.5 "
+        "--param limit_pkts=30 --param gentle=0 --seed 7",
+        ramp_up_down(30),
+    ),
     # max_p 1, min 0, max 2: q = 1 gives p_b 0.5, then p_a 1 at count 1;
     # q = 2 is the gentle region's p_b = 1
-    "probability-one-seed-3": ("--param w_q=1 --param min_pkts=0 --param max_pkts=2 --param max_p=1 "
-                               "--param limit_pkts=30 --seed 3", hover()),
+    "probability-one-seed-3": (
+        "--param w_q=1 --param min_pkts=0 --param max_pkts=2 --param max_p=1 --param limit_pkts=30 --seed 3",
+        hover(),
+    ),
     # max_p 0: the linear region never drops and never draws
-    "max-p-zero": ("--param w_q=1 --param min_pkts=1 --param max_pkts=20 --param max_p=0 "
-                   "--param limit_pkts=30", ramp_up_down(12)),
+    "max-p-zero": (
+        "--param w_q=1 --param min_pkts=1 --param max_pkts=20 --param max_p=0 --param limit_pkts=30",
+        ramp_up_down(12),
+    ),
     "overflow-limit-3": ("--param limit_pkts=3", load(1, 40, 2)),
     # the defaults (w_q 0.002): avg creeps up under a sustained overload
     "default-ewma-seed-1": ("--seed 1", load(2, 2500, 1.6, drain=False)),
-    "idle-decay": ("--param w_q=0.5 --param min_pkts=1 --param max_pkts=4 --param max_p=0.5 "
-                   "--param pkt_time_ns=1000 --param limit_pkts=30 --seed 5", idle_bursts()),
-    "idle-decay-off": ("--param w_q=0.5 --param min_pkts=1 --param max_pkts=4 --param max_p=0.5 "
-                       "--param limit_pkts=30 --seed 5", idle_bursts()),
+    "idle-decay": (
+        "--param w_q=0.5 --param min_pkts=1 --param max_pkts=4 --param max_p=0.5 "
+        "--param pkt_time_ns=1000 --param limit_pkts=30 --seed 5",
+        idle_bursts(),
+    ),
+    "idle-decay-off": (
+        "--param w_q=0.5 --param min_pkts=1 --param max_pkts=4 --param max_p=0.5 "
+        "--param limit_pkts=30 --seed 5",
+        idle_bursts(),
+    ),
 }
 
 
 # ---- an independent model of red.h in exact integers, for --check --------
-M=(1<<64)-1; ONE=1<<32
+M = (1 << 64) - 1
+ONE = 1 << 32
+
+
 class Rng:
     """SplitMix64, as qcore_rng."""
-    def __init__(s,seed): s.s=seed
+
+    def __init__(s, seed):
+        s.s = seed
+
     def u32(s):
-        s.s=(s.s+0x9e3779b97f4a7c15)&M; z=s.s
-        z=((z^(z>>30))*0xbf58476d1ce4e5b9)&M; z=((z^(z>>27))*0x94d049bb133111eb)&M
-        return (z^(z>>31))>>32
-def mul(x,f): return x if f>=ONE else (x*f)>>32
-def pw(b,m):
-    r=ONE
+        s.s = (s.s + 0x9E3779B97F4A7C15) & M
+        z = s.s
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+        return (z ^ (z >> 31)) >> 32
+
+
+def mul(x, f):
+    return x if f >= ONE else (x * f) >> 32
+
+
+def pw(b, m):
+    r = ONE
     for _ in range(64):
-        if not m or not r: break
-        if m&1: r=mul(r,b)
-        b=mul(b,b); m>>=1
+        if not m or not r:
+            break
+        if m & 1:
+            r = mul(r, b)
+        b = mul(b, b)
+        m >>= 1
     return r
+
+
 def model(events, P):
     """Decision rows for events (lists of fields) under params tuple P."""
-    mn,mx,maxp,wq,gentle,limit,ecn,ptime,seed=P
-    w=ONE if wq>=10**6 else (wq<<32)//10**6
-    rng=Rng(seed); q=[]; count=0; out=[]; pkt=0; avg=0; idle=True; since=0
+    mn, mx, maxp, wq, gentle, limit, ecn, ptime, seed = P
+    w = ONE if wq >= 10**6 else (wq << 32) // 10**6
+    rng = Rng(seed)
+    q = []
+    count = 0
+    out = []
+    pkt = 0
+    avg = 0
+    idle = True
+    since = 0
     for r in events:
-        t,op=int(r[0]),r[1]
-        if op=='deq':
+        t, op = int(r[0]), r[1]
+        if op == "deq":
             if q:
                 out.append(f"{t},deq,{q.pop(0)},sent,0,")
-                if not q: idle=True; since=t
-            else: out.append(f"{t},deq,-1,empty,,")
+                if not q:
+                    idle = True
+                    since = t
+            else:
+                out.append(f"{t},deq,-1,empty,,")
             continue
-        n=len(q); verdict='queued'; reason=''
-        if idle and n==0 and ptime:
-            m=(t-since)//ptime if t>since else 0
-            avg=mul(avg,pw(ONE-w,m)); since+=m*ptime
+        n = len(q)
+        verdict = "queued"
+        reason = ""
+        if idle and n == 0 and ptime:
+            m = (t - since) // ptime if t > since else 0
+            avg = mul(avg, pw(ONE - w, m))
+            since += m * ptime
         else:
-            s=n<<20
-            avg = avg+mul(s-avg,w) if s>=avg else avg-mul(avg-s,w)
-        mnq,mxq=mn<<20,mx<<20
-        forced = 2*mxq if gentle else mxq
-        if avg<mnq: count=0
-        elif avg>=forced: count=0; verdict='dropped'; reason='aqm'
+            s = n << 20
+            avg = avg + mul(s - avg, w) if s >= avg else avg - mul(avg - s, w)
+        mnq, mxq = mn << 20, mx << 20
+        forced = 2 * mxq if gentle else mxq
+        if avg < mnq:
+            count = 0
+        elif avg >= forced:
+            count = 0
+            verdict = "dropped"
+            reason = "aqm"
         else:
-            if avg<mxq: num=maxp*(avg-mnq); den=10**6*(mxq-mnq)
-            else: num=maxp*mxq+(10**6-maxp)*(avg-mxq); den=10**6*mxq
-            pb=(num<<32)//den
-            if pb==0: pa=0
-            elif (count+1)*pb>=ONE: pa=ONE
-            else: pa=(pb<<32)//(ONE-count*pb)
-            early = pa>=ONE or (pa>0 and rng.u32()<pa)
-            count = 0 if early else count+1
+            if avg < mxq:
+                num = maxp * (avg - mnq)
+                den = 10**6 * (mxq - mnq)
+            else:
+                num = maxp * mxq + (10**6 - maxp) * (avg - mxq)
+                den = 10**6 * mxq
+            pb = (num << 32) // den
+            if pb == 0:
+                pa = 0
+            elif (count + 1) * pb >= ONE:
+                pa = ONE
+            else:
+                pa = (pb << 32) // (ONE - count * pb)
+            early = pa >= ONE or (pa > 0 and rng.u32() < pa)
+            count = 0 if early else count + 1
             if early:
-                if ecn: verdict='marked'
-                else: verdict='dropped'; reason='aqm'
-        if verdict!='dropped' and n>=limit: verdict='dropped'; reason='overflow'
-        if verdict!='dropped': q.append(pkt); idle=False
-        out.append(f"{t},enq,{pkt},{verdict},0,{reason}"); pkt+=1
+                if ecn:
+                    verdict = "marked"
+                else:
+                    verdict = "dropped"
+                    reason = "aqm"
+        if verdict != "dropped" and n >= limit:
+            verdict = "dropped"
+            reason = "overflow"
+        if verdict != "dropped":
+            q.append(pkt)
+            idle = False
+        out.append(f"{t},enq,{pkt},{verdict},0,{reason}")
+        pkt += 1
     return out
 
 
-DEFAULTS = dict(min_pkts=5, max_pkts=15, max_p="0.02", w_q="0.002", gentle=1, limit_pkts=100,
-                ecn=0, pkt_time_ns=0, seed=1)
+DEFAULTS = dict(
+    min_pkts=5, max_pkts=15, max_p="0.02", w_q="0.002", gentle=1, limit_pkts=100, ecn=0, pkt_time_ns=0, seed=1
+)
 
 
 def check(name, args, events):
     """Compare the committed decisions with the model; returns mismatches."""
-    d = dict(DEFAULTS)
-    a = args.split()
-    for flag, value in zip(a[::2], a[1::2]):
-        if flag == "--seed":
-            d["seed"] = value
-        else:
-            k, v = value.split("=")
-            d[k] = v
+    d = casegen.parse_args(args, DEFAULTS)
     ppm = lambda v: round(float(v) * 10**6)  # noqa: E731
-    params = (int(d["min_pkts"]), int(d["max_pkts"]), ppm(d["max_p"]), ppm(d["w_q"]), int(d["gentle"]),
-              int(d["limit_pkts"]), int(d["ecn"]), int(d["pkt_time_ns"]), int(d["seed"]))
-    want = model([r.split(",") for r in events.split("\n")[1:] if r], params)
-    got = Path(f"{HERE / name}.decisions.csv").read_text().split("\n")[1:-1]
-    bad = sum(x != y for x, y in zip(want, got)) + abs(len(want) - len(got))
-    print(f"{name}: {len(got)} rows, {bad} differ from the model")
-    return bad
+    params = (
+        int(d["min_pkts"]),
+        int(d["max_pkts"]),
+        ppm(d["max_p"]),
+        ppm(d["w_q"]),
+        int(d["gentle"]),
+        int(d["limit_pkts"]),
+        int(d["ecn"]),
+        int(d["pkt_time_ns"]),
+        int(d["seed"]),
+    )
+    return casegen.compare(HERE, name, model(casegen.event_fields(events), params))
 
 
 def main() -> int:
-    decide = "--decide" in sys.argv[1:]
-    bad = 0
-    for name, (args, rows) in CASES.items():
-        base = HERE / name
-        events = "\n".join([HEADER, *rows]) + "\n"
-        Path(f"{base}.events.csv").write_text(events)
-        Path(f"{base}.args").write_text(args + "\n")
-        if decide:
-            out = subprocess.run([str(REPLAY), DISC, *args.split()], input=events, text=True,
-                                 capture_output=True, check=True).stdout
-            Path(f"{base}.decisions.csv").write_text(out)
-        if "--check" in sys.argv[1:]:
-            bad += check(name, args, events)
+    bad = write_cases(HERE, CASES, "--decide" in sys.argv[1:], check if "--check" in sys.argv[1:] else None)
     return 1 if bad else 0
 
 

@@ -13,22 +13,16 @@ them only for an intended change of behaviour.
 from __future__ import annotations
 
 import random
-import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DISC = HERE.name
-REPLAY = HERE.parent.parent.parent.parent / "build" / "core" / "qcore-replay"
-HEADER = "t_ns,op,len,cls,prec,flow"
+sys.path.insert(0, str(HERE.parent))
+import casegen  # noqa: E402
+from casegen import deq, write_cases  # noqa: E402
 
-
-def enq(t, length, cls):
-    return f"{t},enq,{length},{cls},,"
-
-
-def deq(t):
-    return f"{t},deq,,,,"
+enq = partial(casegen.enq, flow="")  # this discipline's rows leave prec and flow empty
 
 
 def mixed(seed, n, classes, arrivals_per_deq, lengths=(1000,), drain=True):
@@ -141,40 +135,18 @@ def model(events, classes, q, wq_ppm, w, maxs, ecn, seed):
 
 
 def check(name, args, events):
-    d = dict(classes="4", q_pkts="10", w_q="0.002", weights_bytes="1001:501:251:126", maxs_bytes="3000",
-             ecn="0", seed="1")
-    a = args.split()
-    for flag, value in zip(a[::2], a[1::2]):
-        if flag == "--seed":
-            d["seed"] = value
-        else:
-            k, v = value.split("=")
-            d[k] = v
+    d = casegen.parse_args(args, dict(classes="4", q_pkts="10", w_q="0.002", weights_bytes="1001:501:251:126",
+                                      maxs_bytes="3000", ecn="0", seed="1"))
     n = int(d["classes"])
     lst = lambda v: [int(x) for x in v.split(":")] * (n if ":" not in v else 1)  # noqa: E731
-    want = model([r.split(",") for r in events.split("\n")[1:] if r], n, lst(d["q_pkts"]),
-                 round(float(d["w_q"]) * 10**6), lst(d["weights_bytes"]), int(d["maxs_bytes"]),
-                 int(d["ecn"]), int(d["seed"]))
-    got = Path(f"{HERE / name}.decisions.csv").read_text().split("\n")[1:-1]
-    bad = sum(x != y for x, y in zip(want, got)) + abs(len(want) - len(got))
-    print(f"{name}: {len(got)} rows, {bad} differ from the model")
-    return bad
+    want = model(casegen.event_fields(events), n, lst(d["q_pkts"]), round(float(d["w_q"]) * 10**6),
+                 lst(d["weights_bytes"]), int(d["maxs_bytes"]), int(d["ecn"]), int(d["seed"]))
+    return casegen.compare(HERE, name, want)
 
 
 def main() -> int:
-    decide = "--decide" in sys.argv[1:]
-    bad = 0
-    for name, (args, rows) in CASES.items():
-        base = HERE / name
-        events = "\n".join([HEADER, *rows]) + "\n"
-        Path(f"{base}.events.csv").write_text(events)
-        Path(f"{base}.args").write_text(args + "\n")
-        if decide:
-            out = subprocess.run([str(REPLAY), DISC, *args.split()], input=events, text=True,
-                                 capture_output=True, check=True).stdout
-            Path(f"{base}.decisions.csv").write_text(out)
-        if "--check" in sys.argv[1:]:
-            bad += check(name, args, events)
+    bad = write_cases(HERE, CASES, "--decide" in sys.argv[1:],
+                      check if "--check" in sys.argv[1:] else None)
     return 1 if bad else 0
 
 
