@@ -5,10 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: simulators, toolchain, R + tidyverse, pandoc.
+# Debian packages: simulators, toolchain, R + tidyverse, pandoc. (`ns3` ships
+# /usr/libexec/ns3/*-raw-sock-creator, which ns-3's CMake targets reference.)
 DEB_PACKAGES=(
   build-essential cmake pkg-config
-  libns3-dev libgsl-dev nlohmann-json3-dev
+  libns3-dev ns3 libgsl-dev nlohmann-json3-dev
   r-base-core r-cran-tidyverse r-cran-knitr r-cran-rmarkdown r-cran-testthat
   r-cran-yaml r-cran-jsonlite
   pandoc python3-venv valgrind
