@@ -34,6 +34,8 @@ def _c(name: str, kind: str, na: bool = False, lo: float | None = None, hi: floa
     return Column(name, kind, na, lo, hi, choices)
 
 
+APPS = ("bulk", "cbr", "onoff", "voip")  # bulk is TCP; the others UDP (docs/jobs.md)
+UDP_APPS = APPS[1:]
 REASONS = ("overflow", "aqm", "precedence_local", "precedence_cross", "delay")
 
 TABLES: dict[str, dict[str, Any]] = {
@@ -41,13 +43,15 @@ TABLES: dict[str, dict[str, Any]] = {
         "required": True,
         "sort": ("flow_id",),
         "columns": (
-            _c("flow_id", "int", lo=0), _c("app", "str", choices=("bulk",)), _c("group", "str"),
+            _c("flow_id", "int", lo=0), _c("app", "str", choices=APPS), _c("group", "str"),
             _c("cls", "int", lo=0), _c("prec", "int", lo=0), _c("seg_bytes", "int", lo=1),
             _c("bytes_goal", "int", lo=0), _c("bytes_delivered", "int", lo=0),
             _c("start_s", "float", lo=0), _c("end_s", "float", na=True, lo=0),
             _c("completed", "bool01"), _c("fct_s", "float", na=True, lo=0),
             _c("goodput_bps", "float", lo=0), _c("tx_packets", "int", lo=0),
-            _c("retx_packets", "int", lo=0),
+            _c("retx_packets", "int", lo=0), _c("rx_packets", "int", na=True, lo=0),
+            _c("lost_packets", "int", na=True, lo=0), _c("delay_mean_s", "float", na=True, lo=0),
+            _c("delay_max_s", "float", na=True, lo=0),
         ),
     },
     "queues": {
@@ -201,11 +205,28 @@ def _check_flows(path: Path, rows: list[dict[str, Any]], sim_end_s: float | None
                 and r["bytes_delivered"] > r["bytes_goal"]:
             out.append(f"{where}: bytes_delivered exceeds bytes_goal")
         done = r["completed"] == 1
-        if done != (r["end_s"] is not None) or done != (r["fct_s"] is not None):
-            out.append(f"{where}: completed must be 1 exactly when end_s and fct_s are given")
-        if done and r["bytes_delivered"] != r["bytes_goal"]:
-            out.append(f"{where}: completed but bytes_delivered != bytes_goal")
-        if done and r["end_s"] is not None and r["start_s"] is not None:
+        udp = r["app"] in UDP_APPS
+        udp_cols = ("rx_packets", "lost_packets")
+        if udp:
+            if done != (r["end_s"] is not None) or r["fct_s"] is not None:
+                out.append(f"{where}: a UDP flow has end_s exactly when completed, and no fct_s")
+            if any(r[k] is None for k in udp_cols):
+                out.append(f"{where}: a UDP flow needs rx_packets and lost_packets")
+            elif r["tx_packets"] is not None and r["rx_packets"] + r["lost_packets"] != r["tx_packets"]:
+                out.append(f"{where}: rx_packets + lost_packets != tx_packets")
+            elif (r["rx_packets"] > 0) != (r["delay_mean_s"] is not None) \
+                    or (r["delay_mean_s"] is None) != (r["delay_max_s"] is None):
+                out.append(f"{where}: delay_mean_s and delay_max_s are given exactly when rx_packets > 0")
+            elif r["delay_mean_s"] is not None and r["delay_mean_s"] > r["delay_max_s"] + 1e-9:
+                out.append(f"{where}: delay_mean_s exceeds delay_max_s")
+        else:
+            if done != (r["end_s"] is not None) or done != (r["fct_s"] is not None):
+                out.append(f"{where}: completed must be 1 exactly when end_s and fct_s are given")
+            if done and r["bytes_delivered"] != r["bytes_goal"]:
+                out.append(f"{where}: completed but bytes_delivered != bytes_goal")
+            if any(r[k] is not None for k in (*udp_cols, "delay_mean_s", "delay_max_s")):
+                out.append(f"{where}: rx_packets, lost_packets and delays are NA for TCP flows")
+        if done and not udp and r["end_s"] is not None and r["start_s"] is not None:
             if abs((r["end_s"] - r["start_s"]) - r["fct_s"]) > 1e-6:
                 out.append(f"{where}: fct_s != end_s - start_s")
             if r["end_s"] < r["start_s"]:

@@ -63,6 +63,7 @@
  */
 #include "qlab-bulk-apps.h"
 #include "qlab-queue-disc.h"
+#include "qlab-udp-apps.h"
 #include "qcore_params.h"
 
 #include "ns3/core-module.h"
@@ -110,6 +111,12 @@ constexpr uint32_t kMaxFlows = 1000000;     // address plan: /30 per access link
 constexpr uint32_t kMaxSegBytes = 65000;
 constexpr uint32_t kHeaderAllowanceBytes = 80; // IPv4 + TCP headers + max TCP options
 constexpr uint16_t kDefaultMtu = 1500;
+constexpr uint32_t kMaxUdpIpBytes = 65507;
+constexpr uint32_t kMaxOnPeriods = 1000000;
+// A UDP flow is done this long after its sender's last on-period ends, so
+// datagrams still in flight arrive before its loss is counted.
+constexpr int64_t kUdpDrainNs = 1000000000;
+const std::set<std::string> kUdpApps = {"cbr", "onoff", "voip"};
 constexpr uint32_t kSynRetries = 24;          // last backoff: 2^23 * 3 s, beyond any run
 constexpr uint32_t kDataRetries = 1000000000; // RTO backoff is capped at 60 s by ns-3
 
@@ -128,9 +135,16 @@ struct FlowSpec
     std::string group;
     uint32_t cls;
     uint32_t prec;
-    uint32_t segBytes;
-    uint64_t bytes;
+    uint32_t segBytes; // bulk: MSS; UDP: payload per datagram (pkt_bytes - 28)
+    uint64_t bytes;    // bulk only
     int64_t startNs;
+    // UDP apps (cbr, onoff, voip)
+    bool udp = false;
+    uint32_t pktBytes = 0;
+    uint64_t rateBps = 0;
+    int64_t intervalNs = 0;
+    std::vector<std::pair<int64_t, int64_t>> onPeriods; // [start, end) ns
+    int64_t stopNs = 0;                                 // end of the last on-period
 };
 
 struct Job
@@ -275,6 +289,49 @@ GetSecondsNs(const json& obj,
     return ns;
 }
 
+/// A UDP flow's datagram size, rate and on-periods (docs/jobs.md).
+void
+ParseUdpFlow(const json& f, const std::string& path, FlowSpec& spec)
+{
+    spec.pktBytes = GetUint(f, path, "pkt_bytes", QlabUdpSender::kMinIpBytes, kMaxUdpIpBytes);
+    spec.segBytes = spec.pktBytes - QlabUdpSender::kHeaderBytes;
+    spec.rateBps = GetUint(f, path, "rate_bps", 1, UINT64_MAX / 2);
+    const double interval = 8e9 * spec.pktBytes / static_cast<double>(spec.rateBps);
+    if (interval > 1e15)
+    {
+        throw JobError(path + ".rate_bps: one datagram per " + std::to_string(interval / 1e9) +
+                       " s is too slow");
+    }
+    spec.intervalNs = std::max<int64_t>(1, std::llround(interval));
+    const json& periods = Field(f, path, "on_periods");
+    if (!periods.is_array() || periods.size() > kMaxOnPeriods)
+    {
+        throw JobError(path + ".on_periods: expected an array of [start_s, end_s] pairs");
+    }
+    int64_t last = spec.startNs;
+    for (std::size_t k = 0; k < periods.size(); k++)
+    {
+        const std::string where = path + ".on_periods[" + std::to_string(k) + "]";
+        const json& p = periods[k];
+        if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
+        {
+            throw JobError(where + ": expected [start_s, end_s]");
+        }
+        const json pair = {{"start", p[0]}, {"end", p[1]}};
+        const int64_t start = GetSecondsNs(pair, where, "start", true);
+        const int64_t end = GetSecondsNs(pair, where, "end", true);
+        if (start < last || end < start)
+        {
+            throw JobError(where + ": periods must start at or after start_s, be sorted and not "
+                                   "overlap, and end after they start");
+        }
+        spec.onPeriods.emplace_back(start, end);
+        last = end;
+    }
+    spec.stopNs = last;
+    spec.bytes = 0; // set from the schedule when the sender exists
+}
+
 Job
 ParseJob(const json& j)
 {
@@ -361,18 +418,26 @@ ParseJob(const json& j)
             throw JobError(path + ".flow_id: duplicate flow_id " + std::to_string(spec.flowId));
         }
         spec.app = GetString(f, path, "app");
-        if (spec.app != "bulk")
+        spec.udp = kUdpApps.count(spec.app) > 0;
+        if (spec.app != "bulk" && !spec.udp)
         {
-            throw JobError(path + ".app: the ns-3 runner supports \"bulk\", got \"" + spec.app +
-                           "\"");
+            throw JobError(path + ".app: the ns-3 runner supports bulk, cbr, onoff and voip, got \"" +
+                           spec.app + "\"");
         }
         spec.group = GetString(f, path, "group");
         // cls and prec travel in the IPv4 ToS byte (qlab-queue-disc.h).
         spec.cls = GetUint(f, path, "cls", 0, 7);
         spec.prec = GetUint(f, path, "prec", 0, 3);
-        spec.segBytes = GetUint(f, path, "seg_bytes", 1, kMaxSegBytes);
-        spec.bytes = GetUint(f, path, "bytes", 0, UINT64_MAX / 16);
         spec.startNs = GetSecondsNs(f, path, "start_s", true);
+        if (spec.udp)
+        {
+            ParseUdpFlow(f, path, spec);
+        }
+        else
+        {
+            spec.segBytes = GetUint(f, path, "seg_bytes", 1, kMaxSegBytes);
+            spec.bytes = GetUint(f, path, "bytes", 0, UINT64_MAX / 16);
+        }
         job.flows.push_back(spec);
     }
 
@@ -553,8 +618,10 @@ Ns3FifoLimitPkts(const Job& job)
 
 struct FlowState
 {
-    Ptr<QlabBulkSender> sender;
+    Ptr<QlabBulkSender> sender; // bulk flows
     Ptr<QlabBulkSink> sink;
+    Ptr<QlabUdpSender> udpSender; // UDP flows
+    Ptr<QlabUdpSink> udpSink;
     bool completed = false;
     int64_t endNs = 0;
 };
@@ -619,13 +686,12 @@ Runner::Build()
     RngSeedManager::SetRun(job.seed);
     ConfigureTcp(job);
 
-    uint32_t maxSeg = 0;
+    uint32_t maxIp = 0; // largest IP packet a flow sends
     for (const FlowSpec& f : job.flows)
     {
-        maxSeg = std::max(maxSeg, f.segBytes);
+        maxIp = std::max(maxIp, f.udp ? f.pktBytes : f.segBytes + kHeaderAllowanceBytes);
     }
-    const uint16_t mtu =
-        static_cast<uint16_t>(std::max<uint32_t>(kDefaultMtu, maxSeg + kHeaderAllowanceBytes));
+    const uint16_t mtu = static_cast<uint16_t>(std::max<uint32_t>(kDefaultMtu, maxIp));
 
     NodeContainer routers;
     routers.Create(2);
@@ -711,6 +777,31 @@ Runner::Build()
         Ipv4InterfaceContainer r = rightAddresses.Assign(right[i]);
         rightAddresses.NewNetwork();
         m_flowBySource[l.GetAddress(0).Get()] = f.flowId;
+        const uint8_t tos = static_cast<uint8_t>((f.cls << 5) | (f.prec << 3));
+
+        if (f.udp)
+        {
+            Ptr<QlabUdpSink> sink = CreateObject<QlabUdpSink>();
+            sink->Setup(InetSocketAddress(Ipv4Address::GetAny(), kSinkPort));
+            sinks.Get(i)->AddApplication(sink);
+            sink->SetStartTime(Seconds(0));
+            Ptr<QlabUdpSender> sender = CreateObject<QlabUdpSender>();
+            sender->Setup(InetSocketAddress(r.GetAddress(1), kSinkPort),
+                          f.pktBytes,
+                          f.intervalNs,
+                          f.onPeriods,
+                          tos);
+            sources.Get(i)->AddApplication(sender);
+            sender->SetStartTime(NanoSeconds(f.startNs));
+            m_flows[i].udpSender = sender;
+            m_flows[i].udpSink = sink;
+            // Done once the last datagram had time to arrive; it ended sending at stopNs.
+            Simulator::Schedule(NanoSeconds(f.stopNs + kUdpDrainNs),
+                                &Runner::OnFlowComplete,
+                                this,
+                                i);
+            continue;
+        }
 
         Ptr<QlabBulkSink> sink = CreateObject<QlabBulkSink>();
         sink->Setup(InetSocketAddress(Ipv4Address::GetAny(), kSinkPort),
@@ -721,7 +812,6 @@ Runner::Build()
         sink->SetStartTime(Seconds(0));
 
         Ptr<QlabBulkSender> sender = CreateObject<QlabBulkSender>();
-        const uint8_t tos = static_cast<uint8_t>((f.cls << 5) | (f.prec << 3));
         sender->Setup(InetSocketAddress(r.GetAddress(1), kSinkPort), f.segBytes, f.bytes, tos);
         sources.Get(i)->AddApplication(sender);
         sender->SetStartTime(NanoSeconds(f.startNs));
@@ -774,7 +864,9 @@ Runner::OnFlowComplete(std::size_t index)
         return;
     }
     flow.completed = true;
-    flow.endNs = Simulator::Now().GetNanoSeconds();
+    // A UDP flow ends when its sender stops; it completes kUdpDrainNs later.
+    flow.endNs = m_job.flows[index].udp ? m_job.flows[index].stopNs
+                                        : Simulator::Now().GetNanoSeconds();
     m_completed++;
     if (m_job.stopWhenDone && m_completed == m_flows.size())
     {
@@ -967,22 +1059,37 @@ Runner::WriteFlows()
 
     CsvWriter out(m_outDir / "flows.csv",
                   "flow_id,app,group,cls,prec,seg_bytes,bytes_goal,bytes_delivered,start_s,end_s,"
-                  "completed,fct_s,goodput_bps,tx_packets,retx_packets");
+                  "completed,fct_s,goodput_bps,tx_packets,retx_packets,rx_packets,lost_packets,"
+                  "delay_mean_s,delay_max_s");
     for (std::size_t i : order)
     {
         const FlowSpec& f = m_job.flows[i];
         const FlowState& s = m_flows[i];
-        const uint64_t delivered = s.sink->GetDeliveredBytes();
+        uint64_t goal;
+        uint64_t delivered;
+        uint64_t tx;
+        uint64_t retx;
+        if (f.udp)
+        {
+            goal = s.udpSender->GetScheduledPackets() * f.segBytes;
+            delivered = s.udpSink->GetRxBytes();
+            tx = s.udpSender->GetTxPackets();
+            retx = 0;
+        }
+        else
+        {
+            goal = f.bytes;
+            delivered = s.sink->GetDeliveredBytes();
+            tx = s.sender->GetTxSegments();
+            retx = s.sender->GetRetxSegments();
+        }
         const int64_t end = s.completed ? s.endNs : m_endNs;
         const int64_t elapsed = end - f.startNs;
         const double goodput =
             elapsed > 0 ? 8.0 * static_cast<double>(delivered) / (static_cast<double>(elapsed) / 1e9)
                         : 0.0;
         char buf[256];
-        std::snprintf(buf,
-                      sizeof(buf),
-                      "%" PRIu64 ",",
-                      f.flowId);
+        std::snprintf(buf, sizeof(buf), "%" PRIu64 ",", f.flowId);
         std::string line = buf + CsvField(f.app) + "," + CsvField(f.group);
         std::snprintf(buf,
                       sizeof(buf),
@@ -990,20 +1097,32 @@ Runner::WriteFlows()
                       f.cls,
                       f.prec,
                       f.segBytes,
-                      f.bytes,
+                      goal,
                       delivered);
         line += buf;
         line += FormatSeconds(f.startNs) + ",";
         line += (s.completed ? FormatSeconds(s.endNs) : "NA") + ",";
         line += s.completed ? "1," : "0,";
-        line += (s.completed ? FormatSeconds(s.endNs - f.startNs) : "NA") + ",";
+        line += (s.completed && !f.udp ? FormatSeconds(s.endNs - f.startNs) : "NA") + ",";
         line += FormatRate(goodput);
-        std::snprintf(buf,
-                      sizeof(buf),
-                      ",%" PRIu64 ",%" PRIu64,
-                      s.sender->GetTxSegments(),
-                      s.sender->GetRetxSegments());
+        std::snprintf(buf, sizeof(buf), ",%" PRIu64 ",%" PRIu64, tx, retx);
         line += buf;
+        if (f.udp)
+        {
+            const uint64_t rx = s.udpSink->GetRxPackets();
+            std::snprintf(buf, sizeof(buf), ",%" PRIu64 ",%" PRIu64 ",", rx, tx - rx);
+            line += buf;
+            // The mean, rounded to the nearest nanosecond.
+            line += rx ? FormatSeconds((s.udpSink->GetDelaySumNs() + static_cast<int64_t>(rx / 2)) /
+                                       static_cast<int64_t>(rx))
+                       : std::string("NA");
+            line += ",";
+            line += rx ? FormatSeconds(s.udpSink->GetDelayMaxNs()) : std::string("NA");
+        }
+        else
+        {
+            line += ",NA,NA,NA,NA";
+        }
         out.Line(line);
     }
     out.Close();

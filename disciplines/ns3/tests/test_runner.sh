@@ -81,7 +81,7 @@ run() {
 	"$runner" "$1" "$2" >"$2.log" 2>&1
 }
 
-flows_header="flow_id,app,group,cls,prec,seg_bytes,bytes_goal,bytes_delivered,start_s,end_s,completed,fct_s,goodput_bps,tx_packets,retx_packets"
+flows_header="flow_id,app,group,cls,prec,seg_bytes,bytes_goal,bytes_delivered,start_s,end_s,completed,fct_s,goodput_bps,tx_packets,retx_packets,rx_packets,lost_packets,delay_mean_s,delay_max_s"
 queues_header="time_s,band,backlog_pkts,backlog_bytes,enqueued_pkts,dequeued_pkts,dropped_pkts,drop_prob"
 packets_header="seq,time_s,event,band,len_bytes,flow_id,sojourn_s,reason"
 
@@ -245,6 +245,99 @@ else
 	fail "droptail and ns3-fifo: 30-flow job runs ($(cat "$tmp/id-droptail.log" "$tmp/id-ns3-fifo.log"))"
 fi
 
+# --- UDP flows: cbr / onoff / voip replay the job's on-periods ----------------
+# make_udp_job FILE DISC LIMIT FLOWS-JSON: a 10 Mb/s dumbbell job of UDP flows
+# (each flow's fields override group "g", cls 0, prec 0).
+make_udp_job() {
+	"$python" - "$@" <<'EOF'
+import json, sys
+path, disc, limit, flows = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+params = {"droptail": {"limit_pkts": limit}, "cqaqm": {}}[disc]
+job = {
+    "schema": "qlab-job/1", "scenario": "test/ns3", "paper": "test", "backend": "ns3",
+    "series": disc, "point": "p", "point_values": {}, "seed": 1,
+    "duration_s": 10.0, "stop_when_done": True,
+    "topology": {"kind": "dumbbell", "access_rate_bps": 10000000, "access_delay_s": 0.001,
+                 "bottleneck_rate_bps": 10000000, "bottleneck_delay_s": 0.010},
+    "tcp": {"variant": "NewReno", "sack": False, "timestamps": False, "window_scaling": False,
+            "initial_cwnd_segments": 2, "delayed_ack_count": 1, "min_rto_s": 0.2,
+            "syn_timeout_s": 1.0, "rcv_buf_bytes": 131072, "snd_buf_bytes": 131072},
+    "discipline": {"kind": disc, "params": params},
+    "flows": [{"flow_id": i, "group": "g", "cls": 0, "prec": 0, **f} for i, f in enumerate(flows)],
+    "trace": {"queue_sample_interval_s": 0.1, "packets": True},
+}
+json.dump(job, open(path, "w"), indent=1)
+EOF
+}
+
+# Below capacity: every datagram the schedule holds is sent once and arrives;
+# the delay is the path's (3 links: 12 ms propagation + 3 transmissions).
+make_udp_job "$tmp/udp.json" droptail 100 '[
+ {"app": "cbr", "pkt_bytes": 1000, "rate_bps": 2000000, "start_s": 0.1, "on_periods": [[0.1, 1.1]]},
+ {"app": "voip", "pkt_bytes": 200, "rate_bps": 80000, "start_s": 0.2, "on_periods": [[0.2, 0.5], [0.9, 1.0]]}]'
+if run "$tmp/udp.json" "$tmp/udp"; then
+	"$python" - "$tmp/udp" <<'EOF' && ok "udp: schedule replayed, no loss, path delay" || fail "udp: schedule replayed, no loss, path delay"
+import csv, json, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/flows.csv", newline="")))
+cbr, voip = rows
+# cbr: 1 s / 4 ms = 250 datagrams; voip: 0.3 s / 20 ms + 0.1 s / 20 ms = 15 + 5
+for r, n, payload in ((cbr, 250, 972), (voip, 20, 172)):
+    assert r["tx_packets"] == r["rx_packets"] == str(n) and r["lost_packets"] == "0", r
+    assert r["seg_bytes"] == str(payload) and r["bytes_goal"] == r["bytes_delivered"] == str(n * payload), r
+    assert r["completed"] == "1" and r["fct_s"] == "NA" and r["retx_packets"] == "0", r
+    lo = 0.012 + 3 * 8 * (int(r["seg_bytes"]) + 28) / 1e7
+    assert lo <= float(r["delay_mean_s"]) <= float(r["delay_max_s"]) < lo + 0.002, (r, lo)
+assert cbr["end_s"] == "1.100000000" and voip["end_s"] == "1.000000000"
+# the run ends once the last flow's drain (1 s after its last on-period) is over
+assert json.load(open(d + "/runner.json"))["sim_end_s"] == 2.1
+EOF
+else
+	fail "udp: job runs ($(cat "$tmp/udp.log"))"
+fi
+
+# Overload (3 x 6 Mb/s into 10 Mb/s): losses are counted, tx = rx + lost.
+make_udp_job "$tmp/udp-over.json" droptail 50 '[
+ {"app": "cbr", "pkt_bytes": 1000, "rate_bps": 6000000, "start_s": 0.1, "on_periods": [[0.1, 1.1]]},
+ {"app": "cbr", "pkt_bytes": 1000, "rate_bps": 6000000, "start_s": 0.1, "on_periods": [[0.1, 1.1]]},
+ {"app": "onoff", "pkt_bytes": 1000, "rate_bps": 6000000, "start_s": 0.1, "on_periods": [[0.1, 0.6], [0.7, 1.1]]}]'
+if run "$tmp/udp-over.json" "$tmp/udp-over"; then
+	"$python" - "$tmp/udp-over" <<'EOF' && ok "udp overload: losses counted, queue drops match" || fail "udp overload: losses counted, queue drops match"
+import csv, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/flows.csv", newline="")))
+lost = 0
+for r in rows:
+    assert int(r["rx_packets"]) + int(r["lost_packets"]) == int(r["tx_packets"]), r
+    lost += int(r["lost_packets"])
+# datagrams at start + k * interval, interval rounded to whole ns (1333333 ns)
+# while before the period's end: ceil(period / interval) per period
+interval = round(8e9 * 1000 / 6e6)
+n = lambda s: -(-round(s * 1e9) // interval)
+assert [int(r["tx_packets"]) for r in rows] == [n(1.0), n(1.0), n(0.5) + n(0.4)] == [751, 751, 677], rows
+events = list(csv.DictReader(open(d + "/packets.csv", newline="")))
+drops = sum(e["event"] == "drop" for e in events)
+assert lost > 500 and drops == lost, (lost, drops)
+EOF
+else
+	fail "udp overload: job runs ($(cat "$tmp/udp-over.log"))"
+fi
+
+# cls/prec of a UDP flow reach the discipline: CQ-AQM puts cls 1 in band 0.
+make_udp_job "$tmp/udp-cq.json" cqaqm 0 '[
+ {"app": "cbr", "pkt_bytes": 200, "rate_bps": 80000, "start_s": 0.1, "on_periods": [[0.1, 0.5]], "cls": 1, "prec": 1},
+ {"app": "cbr", "pkt_bytes": 1000, "rate_bps": 80000, "start_s": 0.1, "on_periods": [[0.1, 0.5]]}]'
+if run "$tmp/udp-cq.json" "$tmp/udp-cq"; then
+	"$python" - "$tmp/udp-cq/packets.csv" <<'EOF' && ok "udp: cls travels in the ToS byte (cqaqm band 0)" || fail "udp: cls travels in the ToS byte (cqaqm band 0)"
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["event"] == "enq"]
+assert {r["band"] for r in rows if r["flow_id"] == "0"} == {"0"}, rows[:3]
+assert {r["band"] for r in rows if r["flow_id"] == "1"} == {"1"}
+EOF
+else
+	fail "udp: cqaqm job runs ($(cat "$tmp/udp-cq.log"))"
+fi
+
 # --- bad jobs exit 2 and name the field --------------------------------------
 bad_job() { # NAME PYTHON-EDIT EXPECTED-TEXT
 	"$python" -c "
@@ -268,6 +361,10 @@ bad_job "unknown discipline" "j['discipline']['kind'] = 'nope'" "discipline.kind
 bad_job "wrong type" "j['flows'][0]['seg_bytes'] = 'x'" "flows\[0\].seg_bytes"
 bad_job "ns3-fifo takes droptail's parameters" "j['discipline'] = {'kind': 'ns3-fifo', 'params': {'thresh': '0.1'}}" "discipline.params: .*thresh"
 bad_job "ns3-fifo limit range" "j['discipline'] = {'kind': 'ns3-fifo', 'params': {'limit_pkts': '0'}}" "discipline.params: limit_pkts"
+bad_job "unknown app" "j['flows'][0]['app'] = 'udp'" "flows\[0\].app: .*bulk, cbr, onoff and voip"
+bad_job "udp: datagram too small" "j['flows'][0].update(app='cbr', pkt_bytes=39, rate_bps=1000, on_periods=[])" "flows\[0\].pkt_bytes"
+bad_job "udp: overlapping on-periods" "j['flows'][0].update(app='onoff', pkt_bytes=200, rate_bps=80000, on_periods=[[0.2, 0.5], [0.4, 0.6]])" "flows\[0\].on_periods\[1\]"
+bad_job "udp: on-period before start" "j['flows'][0].update(app='voip', pkt_bytes=200, rate_bps=80000, on_periods=[[0.0, 0.5]])" "flows\[0\].on_periods\[0\]"
 echo '{"schema": ' >"$tmp/bad.json"
 "$runner" "$tmp/bad.json" "$tmp/bad" 2>/dev/null
 [ $? = 2 ] && ok "bad job: invalid JSON" || fail "bad job: invalid JSON"

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * qlab-udp-apps.cc - sender and sink of a qlab UDP flow (see qlab-udp-apps.h).
+ */
+#include "qlab-udp-apps.h"
+
+#include "ns3/abort.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/log.h"
+#include "ns3/packet.h"
+#include "ns3/seq-ts-header.h"
+#include "ns3/simulator.h"
+#include "ns3/udp-socket-factory.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("QlabUdpApps");
+
+NS_OBJECT_ENSURE_REGISTERED(QlabUdpSender);
+NS_OBJECT_ENSURE_REGISTERED(QlabUdpSink);
+
+// ---------------------------------------------------------------- sender
+
+TypeId
+QlabUdpSender::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::QlabUdpSender")
+                            .SetParent<Application>()
+                            .SetGroupName("Applications")
+                            .AddConstructor<QlabUdpSender>();
+    return tid;
+}
+
+QlabUdpSender::QlabUdpSender()
+    : m_ipBytes(kMinIpBytes),
+      m_intervalNs(1),
+      m_tos(0),
+      m_txPackets(0)
+{
+}
+
+QlabUdpSender::~QlabUdpSender() = default;
+
+void
+QlabUdpSender::Setup(const Address& peer,
+                     uint32_t ipBytes,
+                     int64_t intervalNs,
+                     std::vector<std::pair<int64_t, int64_t>> onPeriods,
+                     uint8_t tos)
+{
+    NS_ABORT_MSG_IF(ipBytes < kMinIpBytes, "QlabUdpSender: datagrams need at least "
+                                               << kMinIpBytes << " IP bytes");
+    NS_ABORT_MSG_IF(intervalNs <= 0, "QlabUdpSender: the interval must be positive");
+    for (std::size_t i = 0; i < onPeriods.size(); i++)
+    {
+        NS_ABORT_MSG_IF(onPeriods[i].first < 0 || onPeriods[i].second < onPeriods[i].first ||
+                            (i > 0 && onPeriods[i].first < onPeriods[i - 1].second),
+                        "QlabUdpSender: on-periods must be sorted and disjoint");
+    }
+    m_peer = peer;
+    m_ipBytes = ipBytes;
+    m_intervalNs = intervalNs;
+    m_onPeriods = std::move(onPeriods);
+    m_tos = tos;
+}
+
+uint64_t
+QlabUdpSender::GetScheduledPackets() const
+{
+    uint64_t n = 0;
+    for (const auto& [start, end] : m_onPeriods)
+    {
+        // k = 0 .. ceil((end - start) / interval) - 1
+        n += static_cast<uint64_t>((end - start + m_intervalNs - 1) / m_intervalNs);
+    }
+    return n;
+}
+
+uint64_t
+QlabUdpSender::GetTxPackets() const
+{
+    return m_txPackets;
+}
+
+void
+QlabUdpSender::DoDispose()
+{
+    m_socket = nullptr;
+    Application::DoDispose();
+}
+
+void
+QlabUdpSender::StartApplication()
+{
+    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    NS_ABORT_MSG_IF(m_socket->Bind() != 0, "QlabUdpSender: cannot bind a UDP socket");
+    // UdpSocketImpl::Connect takes the IP ToS from the peer address.
+    InetSocketAddress peer = InetSocketAddress::ConvertFrom(m_peer);
+    peer.SetTos(m_tos);
+    m_socket->Connect(peer);
+    if (!m_onPeriods.empty())
+    {
+        m_next = Simulator::Schedule(NanoSeconds(m_onPeriods[0].first) - Simulator::Now(),
+                                     &QlabUdpSender::SendAt,
+                                     this,
+                                     0,
+                                     0);
+    }
+}
+
+void
+QlabUdpSender::StopApplication()
+{
+    Simulator::Cancel(m_next);
+    if (m_socket)
+    {
+        m_socket->Close();
+    }
+}
+
+void
+QlabUdpSender::SendAt(std::size_t period, uint64_t k)
+{
+    SeqTsHeader header; // stamps Simulator::Now()
+    header.SetSeq(static_cast<uint32_t>(m_txPackets));
+    Ptr<Packet> packet =
+        Create<Packet>(m_ipBytes - kHeaderBytes - header.GetSerializedSize());
+    packet->AddHeader(header);
+    m_socket->Send(packet);
+    m_txPackets++;
+
+    // The next send time, on an integer grid so no error accumulates.
+    int64_t next = m_onPeriods[period].first + static_cast<int64_t>(k + 1) * m_intervalNs;
+    if (next >= m_onPeriods[period].second)
+    {
+        if (++period == m_onPeriods.size())
+        {
+            return;
+        }
+        next = m_onPeriods[period].first;
+        k = 0;
+    }
+    else
+    {
+        k++;
+    }
+    m_next = Simulator::Schedule(NanoSeconds(next) - Simulator::Now(),
+                                 &QlabUdpSender::SendAt,
+                                 this,
+                                 period,
+                                 k);
+}
+
+// ------------------------------------------------------------------ sink
+
+TypeId
+QlabUdpSink::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::QlabUdpSink")
+                            .SetParent<Application>()
+                            .SetGroupName("Applications")
+                            .AddConstructor<QlabUdpSink>();
+    return tid;
+}
+
+QlabUdpSink::QlabUdpSink()
+    : m_rxPackets(0),
+      m_rxBytes(0),
+      m_delaySumNs(0),
+      m_delayMaxNs(0)
+{
+}
+
+QlabUdpSink::~QlabUdpSink() = default;
+
+void
+QlabUdpSink::Setup(const Address& local)
+{
+    m_local = local;
+}
+
+uint64_t
+QlabUdpSink::GetRxPackets() const
+{
+    return m_rxPackets;
+}
+
+uint64_t
+QlabUdpSink::GetRxBytes() const
+{
+    return m_rxBytes;
+}
+
+int64_t
+QlabUdpSink::GetDelaySumNs() const
+{
+    return m_delaySumNs;
+}
+
+int64_t
+QlabUdpSink::GetDelayMaxNs() const
+{
+    return m_delayMaxNs;
+}
+
+void
+QlabUdpSink::DoDispose()
+{
+    m_socket = nullptr;
+    Application::DoDispose();
+}
+
+void
+QlabUdpSink::StartApplication()
+{
+    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    NS_ABORT_MSG_IF(m_socket->Bind(m_local) != 0, "QlabUdpSink: cannot bind");
+    m_socket->SetRecvCallback(MakeCallback(&QlabUdpSink::Received, this));
+}
+
+void
+QlabUdpSink::StopApplication()
+{
+    if (m_socket)
+    {
+        m_socket->Close();
+    }
+}
+
+void
+QlabUdpSink::Received(Ptr<Socket> socket)
+{
+    Ptr<Packet> packet;
+    while ((packet = socket->Recv()))
+    {
+        m_rxPackets++;
+        m_rxBytes += packet->GetSize();
+        SeqTsHeader header;
+        packet->RemoveHeader(header);
+        const int64_t delay = (Simulator::Now() - header.GetTs()).GetNanoSeconds();
+        m_delaySumNs += delay;
+        m_delayMaxNs = std::max(m_delayMaxNs, delay);
+    }
+}
+
+} // namespace ns3

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * qlab-udp-apps.h - the two ends of a qlab UDP flow (apps `cbr`, `onoff`,
+ * `voip`; docs/jobs.md): a sender that replays the job's on-periods, sending
+ * one datagram of a fixed IP length every `interval` while on, and a sink
+ * that counts what arrives and its one-way delay.
+ *
+ * The on/off schedule is drawn by `qlab expand` from the run's seed and
+ * carried in the job, so every backend replays the same packets.  ns-3's
+ * OnOffApplication draws its own periods and carries no send time; the
+ * sender here writes a SeqTsHeader (sequence number, send time) at the
+ * start of each payload for the sink.
+ */
+#ifndef QLAB_UDP_APPS_H
+#define QLAB_UDP_APPS_H
+
+#include "ns3/address.h"
+#include "ns3/application.h"
+#include "ns3/event-id.h"
+#include "ns3/ptr.h"
+#include "ns3/socket.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * Sends `ipBytes`-byte IPv4 datagrams (UDP payload ipBytes - 28) to a sink,
+ * one every `intervalNs`, at on_start + k * interval for every k with
+ * on_start + k * interval < on_end, in each on-period.
+ */
+class QlabUdpSender : public Application
+{
+  public:
+    static TypeId GetTypeId();
+    QlabUdpSender();
+    ~QlabUdpSender() override;
+
+    /// IPv4 + UDP headers: the UDP payload is the IP length minus this.
+    static constexpr uint32_t kHeaderBytes = 28;
+    /// The smallest IP length: headers plus the SeqTsHeader the sink reads.
+    static constexpr uint32_t kMinIpBytes = kHeaderBytes + 12;
+
+    /**
+     * \param peer the sink's IPv4 address and port (an InetSocketAddress)
+     * \param ipBytes IP length of every datagram (>= kMinIpBytes)
+     * \param intervalNs time between datagrams while on (> 0)
+     * \param onPeriods [start, end) in ns of simulation time, sorted, disjoint
+     * \param tos IPv4 ToS byte of the flow's packets
+     */
+    void Setup(const Address& peer,
+               uint32_t ipBytes,
+               int64_t intervalNs,
+               std::vector<std::pair<int64_t, int64_t>> onPeriods,
+               uint8_t tos);
+
+    /// \return datagrams the schedule sends in all (known before the run)
+    uint64_t GetScheduledPackets() const;
+    /// \return datagrams handed to the socket so far
+    uint64_t GetTxPackets() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+    void SendAt(std::size_t period, uint64_t k);
+
+    Address m_peer;
+    uint32_t m_ipBytes;
+    int64_t m_intervalNs;
+    std::vector<std::pair<int64_t, int64_t>> m_onPeriods;
+    uint8_t m_tos;
+    Ptr<Socket> m_socket;
+    EventId m_next;
+    uint64_t m_txPackets;
+};
+
+/**
+ * Receives a UDP flow: datagrams, payload bytes, and the one-way delay
+ * (receive time minus the send time in the SeqTsHeader) of each.
+ */
+class QlabUdpSink : public Application
+{
+  public:
+    static TypeId GetTypeId();
+    QlabUdpSink();
+    ~QlabUdpSink() override;
+
+    void Setup(const Address& local);
+
+    uint64_t GetRxPackets() const;
+    /// UDP payload bytes received
+    uint64_t GetRxBytes() const;
+    /// sum of one-way delays, ns
+    int64_t GetDelaySumNs() const;
+    /// largest one-way delay, ns (0 when nothing arrived)
+    int64_t GetDelayMaxNs() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+    void Received(Ptr<Socket> socket);
+
+    Address m_local;
+    Ptr<Socket> m_socket;
+    uint64_t m_rxPackets;
+    uint64_t m_rxBytes;
+    int64_t m_delaySumNs;
+    int64_t m_delayMaxNs;
+};
+
+} // namespace ns3
+
+#endif /* QLAB_UDP_APPS_H */
