@@ -67,10 +67,13 @@ def check_discipline_params(scenarios: list) -> list[str]:
                 if key in seen:
                     continue
                 seen.add(key)
-                # Each parameter alone first, so every bad one is reported; then
-                # all together, for the checks that relate parameters.
+                # Each parameter alone first, so every value the parser
+                # rejects is reported; then all together, for the checks that
+                # relate parameters (a value alone may break them against
+                # another parameter's default, so they are not asked alone).
                 items = list(disc["params"].items())
-                errors = [e for kv in items if (e := _core_rejects(disc["kind"], [kv]))]
+                errors = [e for kv in items
+                          if (e := _core_rejects(disc["kind"], [kv], parse_only=True))]
                 if not errors and (e := _core_rejects(disc["kind"], items)):
                     errors = [e]
                 field = f"series.{job.series}.params"
@@ -79,7 +82,11 @@ def check_discipline_params(scenarios: list) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
-def _core_rejects(kind: str, params: list[tuple[str, str]]) -> str | None:
+def _core_rejects(kind: str, params: list[tuple[str, str]], parse_only: bool = False) -> str | None:
+    """The core's complaint about these parameters, or None.
+
+    parse_only: only a value the parser rejects (qcore-replay's "--param:"
+    errors), not the cross-parameter checks."""
     cmd = [str(paths.QCORE_REPLAY), kind]
     for k, v in params:
         cmd += ["--param", f"{k}={v}"]
@@ -87,8 +94,10 @@ def _core_rejects(kind: str, params: list[tuple[str, str]]) -> str | None:
                           capture_output=True, check=False)
     if proc.returncode == 0:
         return None
-    msg = [re.sub(r"^qcore-replay: (--param: )?", "", line)
-           for line in proc.stderr.strip().splitlines()]
+    lines = proc.stderr.strip().splitlines()
+    if parse_only and not any(line.startswith("qcore-replay: --param: ") for line in lines):
+        return None
+    msg = [re.sub(r"^qcore-replay: (--param: )?", "", line) for line in lines]
     return msg[-1] if msg else "rejected by the core"
 
 

@@ -4,6 +4,9 @@ results/<paper>/<name>/<backend>/flows.csv.gz   every flow of every run, with
     scenario, backend, series, point, seed and the sweep variables first
 results/<paper>/<name>/<backend>/runs.csv.gz    one row per run
 results/<paper>/<name>/<backend>/scenario.json  the resolved scenario (for the report)
+results/<paper>/<name>/<backend>/{queues,packets}.csv.gz
+    every run's queue samples / packet events, with the same leading
+    columns, for scenarios whose trace.collect names them
 
 This only concatenates and labels; every metric is computed in analysis/R.
 """
@@ -32,8 +35,10 @@ def collect(scen: sc.Scenario, profile: str, backend: str, results: Path) -> Pat
     sweep_vars = list(doc["sweep"])
     prefix = ["scenario", "backend", "series", "point", "seed", *sweep_vars]
     flow_cols = [c.name for c in traces.TABLES["flows"]["columns"]]
+    extra = list(doc["trace"].get("collect", []))
     flow_rows: list[list[Any]] = []
     run_rows: list[list[Any]] = []
+    extra_rows: dict[str, list[list[Any]]] = {t: [] for t in extra}
     for job in sorted(jobs, key=lambda j: (j.series, j.point, j.seed)):
         d = results / job.rel_dir
         run = json.loads((d / "run.json").read_text(encoding="utf-8"))
@@ -45,10 +50,19 @@ def collect(scen: sc.Scenario, profile: str, backend: str, results: Path) -> Pat
         if header != flow_cols:
             raise ValueError(f"{d / 'flows.csv.gz'}: unexpected header {header}")
         flow_rows.extend(lead + r for r in rows)
+        for table in extra:
+            path = d / f"{table}.csv.gz"
+            header, rows = traces.read_csv_gz(path)
+            if header != [c.name for c in traces.TABLES[table]["columns"]]:
+                raise ValueError(f"{path}: unexpected header {header}")
+            extra_rows[table].extend(lead + r for r in rows)
         run_rows.append(lead + [_fmt(run.get(k)) for k in RUN_COLUMNS])
     out = results / scen.id / backend
     traces.write_csv_gz(out / "flows.csv.gz", prefix + flow_cols, flow_rows)
     traces.write_csv_gz(out / "runs.csv.gz", prefix + list(RUN_COLUMNS), run_rows)
+    for table in extra:
+        columns = [c.name for c in traces.TABLES[table]["columns"]]
+        traces.write_csv_gz(out / f"{table}.csv.gz", prefix + columns, extra_rows[table])
     # always written, so the output is never older than the rule's inputs
     traces.atomic_write_bytes(out / "scenario.json", sc.canonical_json(doc).encode("utf-8"))
     return out

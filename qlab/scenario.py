@@ -11,6 +11,7 @@ file that set the offending value.
 from __future__ import annotations
 
 import copy
+import decimal
 import itertools
 import json
 import math
@@ -279,8 +280,22 @@ def format_value(value: Any) -> str:
     if isinstance(value, float):
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))
-        return repr(value)
+        # the shortest digits that read back as the same float, without an
+        # exponent (1e-05 -> 0.00001): the core's parser takes plain decimals
+        return format(decimal.Decimal(repr(value)), "f")
     return str(value)
+
+
+# UDP applications and their defaults (docs/jobs.md). voip: a G.711 call,
+# 160 payload bytes + RTP/UDP/IP headers every 20 ms, with ITU-T P.59's mean
+# talk-spurt and pause durations.
+UDP_DEFAULTS: dict[str, dict[str, Any]] = {
+    "cbr": {},
+    "onoff": {},
+    "voip": {"pkt_bytes": 200, "rate_bps": 80000, "on_s": 1.004, "off_s": 1.587},
+}
+UDP_FIELDS = ("pkt_bytes", "rate_bps", "on_s", "off_s", "stop_s")
+BULK_FIELDS = ("seg_bytes", "task_bytes")
 
 
 def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
@@ -292,6 +307,13 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
     for g, spec in groups.items():
         if ("share" in spec) == ("count" in spec):
             out.append((f"workload.groups.{g}", "expected exactly one of share or count"))
+        app = spec.get("app", "bulk")
+        wrong = BULK_FIELDS if app in UDP_DEFAULTS else UDP_FIELDS
+        for key in sorted(set(spec) & set(wrong)):
+            out.append((f"workload.groups.{g}.{key}", f"not a field of app {app}"))
+    trace = doc.get("trace") or {}
+    if "packets" in trace.get("collect", []) and not trace.get("packets", False):
+        out.append(("trace.collect", "collecting packets needs trace.packets: true"))
     for name, sw in (doc.get("sweep") or {}).items():
         found, _ = _get(doc, sw["path"])
         if not found:
@@ -430,6 +452,25 @@ def _group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]
     return [(g, counts[g]) for g in workload["groups"]]
 
 
+def on_periods(spec: dict[str, Any], start: float, stop: float, rng: random.Random) -> list[list[float]]:
+    """A UDP flow's on-periods [start_s, end_s] between start and stop.
+
+    cbr: one period. onoff/voip: on first, then alternating exponential on
+    and off durations with means on_s and off_s, cut at stop.
+    """
+    if stop <= start:
+        return []
+    if spec["app"] == "cbr":
+        return [[start, stop]]
+    periods = []
+    t = start
+    while t < stop:
+        end = min(t + rng.expovariate(1.0 / spec["on_s"]), stop)
+        periods.append([round(t, 9), round(end, 9)])
+        t = end + rng.expovariate(1.0 / spec["off_s"])
+    return periods
+
+
 def _flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any]]:
     # Start times depend on the seed only, so every series (and backend) sees
     # the same workload for a given seed: comparisons are paired by seed.
@@ -438,17 +479,28 @@ def _flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any]]:
     flows = []
     for group, n in _group_counts(doc["workload"], where):
         spec = doc["workload"]["groups"][group]
+        app = spec.get("app", "bulk")
         for _ in range(n):
-            flows.append({
+            flow = {
                 "flow_id": len(flows),
-                "app": spec.get("app", "bulk"),
+                "app": app,
                 "group": group,
                 "cls": spec.get("cls", 0),
                 "prec": spec.get("prec", 0),
-                "seg_bytes": spec["seg_bytes"],
-                "bytes": spec["task_bytes"],
-                "start_s": round(rng.uniform(0.0, jitter), 9) if jitter > 0 else 0.0,
-            })
+                "start_s": round(spec.get("start_offset_s", 0.0)
+                                 + (rng.uniform(0.0, jitter) if jitter > 0 else 0.0), 9),
+            }
+            if app in UDP_DEFAULTS:
+                udp = {**UDP_DEFAULTS[app], **{k: spec[k] for k in UDP_FIELDS if k in spec}}
+                # Each flow's on/off draws have their own stream, so adding a
+                # flow or a group leaves the others' schedules unchanged.
+                flow_rng = random.Random(f"{seed}/on-off/{flow['flow_id']}")
+                stop = float(udp.get("stop_s", doc["duration_s"]))
+                flow.update(pkt_bytes=udp["pkt_bytes"], rate_bps=udp["rate_bps"],
+                            on_periods=on_periods({"app": app, **udp}, flow["start_s"], stop, flow_rng))
+            else:
+                flow.update(seg_bytes=spec["seg_bytes"], bytes=spec["task_bytes"])
+            flows.append(flow)
     return flows
 
 
@@ -501,7 +553,8 @@ def expand(scen: Scenario, profile: str, backends: Iterable[str] | None = None) 
                             "params": {k: format_value(v) for k, v in (disc.get("params") or {}).items()},
                         },
                         "flows": flows,
-                        "trace": doc["trace"],
+                        # collect is for `qlab collect`, not the runner
+                        "trace": {k: v for k, v in doc["trace"].items() if k != "collect"},
                     }
                     jobs.append(Job(scen.id, backend, series, pid, seed, spec))
     return jobs

@@ -1,0 +1,170 @@
+"""UDP traffic models in scenarios, and every discipline run in ns-3 from a scenario."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qlab import paths, traces
+from qlab import scenario as sc
+from qlab.cli import main
+
+from .conftest import REPO, needs
+
+UDP_SCENARIO = """\
+extends: defaults.yaml
+figures: [disciplines/test-udp]
+duration_s: 30
+workload:
+  flows: 4
+  start_jitter_s: 0.5
+  groups:
+    voice: {count: 2, app: voip, cls: 1, prec: 1, stop_s: 20}
+    data: {count: 1, app: cbr, pkt_bytes: 1000, rate_bps: 1000000, stop_s: 10}
+    web: {count: 1, app: onoff, pkt_bytes: 500, rate_bps: 2000000, on_s: 0.5, off_s: 2, start_offset_s: 3}
+series:
+  tail: {kind: droptail, params: {limit_pkts: 100}}
+"""
+
+
+@pytest.fixture
+def demo_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "disciplines"
+    d.mkdir()
+    (d / "defaults.yaml").write_text((REPO / "scenarios/disciplines/defaults.yaml").read_text())
+    return d
+
+
+def udp_flows(demo_dir: Path, seed: int = 1, text: str = UDP_SCENARIO) -> list[dict]:
+    f = demo_dir / "udp.yaml"
+    f.write_text(text)
+    jobs = [j for j in sc.expand(sc.load(f), "quick") if j.seed == seed]
+    return jobs[0].spec["flows"]
+
+
+def test_udp_groups_expand_to_on_periods_within_start_and_stop(demo_dir):
+    flows = udp_flows(demo_dir)
+    voice, data, web = flows[0], flows[2], flows[3]
+    assert voice["app"] == "voip" and (voice["pkt_bytes"], voice["rate_bps"]) == (200, 80000)  # defaults
+    assert (voice["cls"], voice["prec"]) == (1, 1)
+    assert data["on_periods"] == [[data["start_s"], 10.0]]
+    assert 3.0 <= web["start_s"] < 3.5  # offset + jitter
+    for f in flows:
+        periods = f["on_periods"]
+        assert "seg_bytes" not in f and "bytes" not in f
+        assert periods and periods[0][0] == f["start_s"]
+        for (a, b), nxt in zip(periods, periods[1:] + [None], strict=True):
+            assert a < b and (nxt is None or b < nxt[0])  # sorted, disjoint, off-gaps between
+        assert periods[-1][1] <= (10.0 if f["app"] == "cbr" else 20.0 if f["app"] == "voip" else 30.0)
+    # a call alternates talk spurts (mean 1.004 s) and pauses: many periods in 20 s
+    assert len(voice["on_periods"]) > 3
+
+
+def test_on_off_schedules_depend_on_seed_and_flow_only(demo_dir):
+    first = udp_flows(demo_dir, seed=1)
+    assert udp_flows(demo_dir, seed=1) == first
+    assert udp_flows(demo_dir, seed=2)[0]["on_periods"] != first[0]["on_periods"]
+    # adding a flow to another group leaves the existing schedules alone
+    more = udp_flows(demo_dir, seed=1, text=UDP_SCENARIO.replace("data: {count: 1,", "data: {count: 2,")
+                     .replace("flows: 4", "flows: 5"))
+    assert more[0]["on_periods"] == first[0]["on_periods"]
+    assert more[1]["on_periods"] == first[1]["on_periods"]
+
+
+def test_fields_of_the_wrong_app_are_refused(demo_dir, capsys):
+    f = demo_dir / "udp.yaml"
+    f.write_text(UDP_SCENARIO.replace("app: voip, cls: 1", "app: voip, seg_bytes: 100, cls: 1"))
+    assert main(["validate", str(f)]) == 2
+    assert f"{f}: workload.groups.voice.seg_bytes: not a field of app voip" in capsys.readouterr().err
+    f.write_text(UDP_SCENARIO.replace("on_s: 0.5, off_s: 2", "on_s: 0.5"))
+    assert main(["validate", str(f)]) == 2
+    assert f"{f}: workload.groups.web.off_s: missing required field" in capsys.readouterr().err
+
+
+def test_floats_reach_the_core_as_plain_decimals():
+    assert sc.format_value(1e-05) == "0.00001"
+    assert sc.format_value(0.05) == "0.05"
+    assert sc.format_value(2.0) == "2"
+
+
+def test_collecting_packets_needs_packet_traces(demo_dir, capsys):
+    f = demo_dir / "udp.yaml"
+    f.write_text(UDP_SCENARIO + "trace: {collect: [packets]}\n")
+    assert main(["validate", str(f)]) == 2
+    assert "trace.collect: collecting packets needs trace.packets: true" in capsys.readouterr().err
+    # collect is the analysis' business: it does not reach the runner's job
+    f.write_text(UDP_SCENARIO + "trace: {collect: [queues]}\n")
+    assert "collect" not in sc.expand(sc.load(f), "quick")[0].spec["trace"]
+
+
+@needs(paths.QCORE_REPLAY)
+def test_related_parameters_are_checked_together(demo_dir, capsys):
+    # classes=3 with three weights is valid, though each alone contradicts the other's default
+    f = demo_dir / "udp.yaml"
+    f.write_text(UDP_SCENARIO.replace(
+        "tail: {kind: droptail, params: {limit_pkts: 100}}",
+        'w: {kind: wred, params: {classes: 3, weights_bytes: "3:2:1"}}').replace("cls: 1, prec: 1", "cls: 1"))
+    assert main(["validate", str(f)]) == 0, capsys.readouterr().err
+    f.write_text(f.read_text().replace('"3:2:1"', '"3:2"'))
+    assert main(["validate", str(f)]) == 2
+    assert "weights_bytes: expected 1 or 3 values (classes), got 2" in capsys.readouterr().err
+
+
+# --- every discipline of the core, in ns-3, from a scenario file ------------
+
+def core_disciplines() -> list[str]:
+    if not paths.QCORE_REPLAY.exists():
+        return []
+    return subprocess.run([str(paths.QCORE_REPLAY), "--list"], capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
+# Parameters each discipline needs to suit a 10 Mb/s link with two classes.
+PARAMS = {
+    "prio": "{bands: 2}",
+    "wred": "{classes: 2, weights_bytes: \"2000:1000\"}",
+    "rbaqm": "{classes: 2, weights_bytes: \"2000:1000\", rate_bps: 10000000, rate_estimate: admitted}",
+    "rd": "{rate_bps: 10000000, d_ns: 20000000}",
+    "srd": "{rate_bps: 10000000, d_ns: 20000000}",
+}
+
+EVERY_DISCIPLINE = """\
+extends: defaults.yaml
+figures: [disciplines/test-{kind}]
+duration_s: 4
+stop_when_done: false
+workload:
+  flows: 4
+  groups:
+    bulk0: {{count: 1, cls: 0, seg_bytes: 1000, task_bytes: 100000000}}
+    bulk1: {{count: 1, cls: 1, prec: 1, seg_bytes: 1000, task_bytes: 100000000}}
+    voice: {{count: 1, app: voip, cls: 1, prec: 1}}
+    data: {{count: 1, app: cbr, pkt_bytes: 1000, rate_bps: 4000000, stop_s: 3}}
+series:
+  {kind}: {{kind: {kind}, params: {params}}}
+trace: {{packets: true}}
+"""
+
+
+@needs(paths.QCORE_REPLAY)
+@needs(REPO / "build/ns3/qlab-ns3-run")
+@pytest.mark.parametrize("kind", core_disciplines() or ["(core not built)"])
+def test_every_discipline_runs_in_ns3_from_a_scenario(kind, demo_dir, tmp_path):
+    f = demo_dir / f"every-{kind}.yaml"
+    f.write_text(EVERY_DISCIPLINE.format(kind=kind, params=PARAMS.get(kind, "{}")))
+    assert main(["validate", str(f)]) == 0
+    job = sc.expand(sc.load(f), "quick")[0]
+    sc.write_jobs([job], tmp_path)
+    out = tmp_path / job.rel_dir
+    job_file = tmp_path / "jobs" / f"{job.rel_dir}.json"
+    proc = subprocess.run([sys.executable, "-m", "qlab", "run-job", str(job_file), "--out", str(out)],
+                          capture_output=True, text=True, check=False, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert traces.check_dir(out) == []
+    _, rows = traces.read_csv_gz(out / "flows.csv.gz")
+    assert all(int(r[7]) > 0 for r in rows), rows  # every flow, TCP and UDP, delivered data
+    _, events = traces.read_csv_gz(out / "packets.csv.gz")
+    assert {e[2] for e in events} >= {"enq", "deq"}
