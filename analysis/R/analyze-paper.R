@@ -55,7 +55,7 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
       results <- read_scenario_results(results_dir, scenario, backend)
       loaded[[backend]][[scenario]] <- list(
         results = results,
-        metrics = compute_run_metrics(results),
+        metrics = compute_run_metrics(results, warmup_s = scenario_warmup_s(spec, scenario)),
         sweep_vars = results$sweep_vars
       )
     }
@@ -79,7 +79,9 @@ summarise_figure <- function(item, scenario_data) {
     metric_vs_x = summarise_metric_vs_x(item, scenario_data),
     tasks_over_time = summarise_tasks_over_time(item, scenario_data),
     paired_ratio_vs_x = summarise_paired_ratio_vs_x(item, scenario_data),
-    stop(sprintf("figure %s: kind `%s` must be metric_vs_x, tasks_over_time or paired_ratio_vs_x", item$id, item$kind))
+    metric_by_series = summarise_metric_by_series(item, scenario_data),
+    stop(sprintf("figure %s: kind `%s` must be metric_vs_x, tasks_over_time, paired_ratio_vs_x or metric_by_series",
+                 item$id, item$kind))
   )
   table |>
     dplyr::mutate(figure = item$id) |>
@@ -138,6 +140,34 @@ summarise_paired_ratio_vs_x <- function(item, scenario_data) {
     dplyr::mutate(n_censored = NA_integer_) |>
     dplyr::rename(x = dplyr::all_of(item$x)) |>
     dplyr::mutate(x = as.numeric(.data$x), x_variable = item$x)
+}
+
+#' Several per-run metrics side by side, per series, at one point: `x` is the
+#' metric's position in `item$metrics` (1, 2, ...).
+summarise_metric_by_series <- function(item, scenario_data) {
+  wanted <- unlist(item$metrics)
+  runs <- dplyr::filter(scenario_data$metrics, .data$metric %in% wanted)
+  missing <- setdiff(wanted, runs$metric)
+  if (length(missing) > 0) {
+    stop(sprintf("figure %s: metric(s) %s not computed for %s (found: %s)", item$id,
+                 paste(missing, collapse = ", "), item$scenario,
+                 paste(sort(unique(scenario_data$metrics$metric)), collapse = ", ")))
+  }
+  for (variable in scenario_data$sweep_vars) {
+    if (length(unique(runs[[variable]])) > 1) {
+      stop(sprintf("figure %s: metric_by_series needs one sweep point, %s has several values of %s",
+                   item$id, item$scenario, variable))
+    }
+  }
+  runs |>
+    summarise_over_seeds(c("backend", "series", "metric")) |>
+    dplyr::mutate(x = match(.data$metric, wanted), x_variable = "metric")
+}
+
+#' The warm-up of a scenario's queue and packet metrics: the paper spec's
+#' `scenarios: {<id>: {warmup_s: ...}}`, else 0.
+scenario_warmup_s <- function(spec, scenario) {
+  as.numeric(spec$scenarios[[scenario]]$warmup_s %||% 0)
 }
 
 #' Write each figure table as <file>.csv and the verdicts as claims.csv.

@@ -8,6 +8,7 @@
 #   direction      treatment `relation` (< or >) baseline, judged at every point
 #   no_worse       treatment not worse than baseline by more than `tolerance` at any point
 #   at_least       mean of the metric ≥ `threshold` for the given series at every point
+#   at_most        the same with ≤; `over: every_run` judges each run, not the mean (a bound)
 #   trend          metric `decreasing`/`increasing` in the sweep variable, per series
 #   qualitative    a statement we do not test numerically (`reason`)
 #   not_comparable a statement our runs cannot test (`reason`)
@@ -15,7 +16,7 @@
 verdicts <- c("reproduced", "partly", "not reproduced", "qualitative", "not comparable")
 
 comparison_kinds <- c("ratio_at", "difference_at", "direction", "no_worse",
-                      "at_least", "trend", "qualitative", "not_comparable")
+                      "at_least", "at_most", "trend", "qualitative", "not_comparable")
 
 #' Read and check a claims YAML file.
 #'
@@ -51,7 +52,7 @@ check_claim <- function(claim, where) {
     ratio_at = , difference_at = c("treatment", "baseline", "at", "expected", "tolerance"),
     direction = c("treatment", "baseline", "relation"),
     no_worse = c("treatment", "baseline", "tolerance", "better"),
-    at_least = c("series", "threshold"),
+    at_least = , at_most = c("series", "threshold"),
     trend = c("series", "relation", "x"),
     qualitative = , not_comparable = "reason"
   )
@@ -123,6 +124,7 @@ evaluate_claim <- function(claim, metrics_by_scenario) {
     direction = evaluate_direction,
     no_worse = evaluate_no_worse,
     at_least = evaluate_at_least,
+    at_most = evaluate_at_most,
     trend = evaluate_trend
   )
   evaluate(claim, metrics, data$sweep_vars)
@@ -272,6 +274,37 @@ evaluate_at_least <- function(claim, metrics, sweep_vars) {
                   lowest$series, describe_point(as.list(lowest[sweep_vars])))
   method <- sprintf("%s of %s; %s. Reproduced if the mean reaches %s in every cell, partly in half or more.",
                     claim$metric, paste(series, collapse = ", "), summary$method[[1]], comparison$threshold)
+  claim_outcome(verdict, ours, method)
+}
+
+# at_most: the mean over seeds is ≤ threshold in every (series, point) cell;
+# with `over: every_run`, every run's value is (a bound, not an average).
+#   reproduced at every cell (run); partly at half or more; not reproduced otherwise.
+evaluate_at_most <- function(claim, metrics, sweep_vars) {
+  comparison <- claim$comparison
+  series <- unlist(comparison$series)
+  over <- match.arg(comparison$over %||% "mean", c("mean", "every_run"))
+  selected <- dplyr::filter(metrics, .data$series %in% .env$series)
+  if (nrow(selected) == 0) {
+    return(claim_outcome("not comparable", "—", sprintf("No runs of series %s.", paste(series, collapse = ", "))))
+  }
+  if (over == "every_run") {
+    holds <- selected$value <= comparison$threshold
+    worst <- selected[which.max(selected$value), ]
+    ours <- sprintf("≤ %s in %d/%d runs; largest %s (%s, seed %s)", comparison$threshold, sum(holds), length(holds),
+                    format_number(worst$value, claim$metric), worst$series, worst$seed)
+    method <- sprintf("%s of every run of %s. Reproduced if every run stays within %s, partly if half or more do.",
+                      claim$metric, paste(series, collapse = ", "), comparison$threshold)
+  } else {
+    summary <- summarise_over_seeds(selected, c("series", sweep_vars))
+    holds <- summary$mean <= comparison$threshold
+    worst <- summary[which.max(summary$mean), ]
+    ours <- sprintf("mean ≤ %s in %d/%d series×points; highest %s (%s)", comparison$threshold, sum(holds),
+                    nrow(summary), format_interval(worst, claim$metric), worst$series)
+    method <- sprintf("%s of %s; %s. Reproduced if the mean stays within %s in every cell, partly in half or more.",
+                      claim$metric, paste(series, collapse = ", "), summary$method[[1]], comparison$threshold)
+  }
+  verdict <- if (all(holds)) "reproduced" else if (mean(holds) >= 0.5) "partly" else "not reproduced"
   claim_outcome(verdict, ours, method)
 }
 

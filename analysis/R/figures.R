@@ -61,6 +61,35 @@ plot_paired_ratio_vs_x <- function(summary, x_label, y_label, metric_labels = NU
     ggplot2::facet_wrap(ggplot2::vars(.data$metric), scales = "free_y")
 }
 
+#' Several metrics side by side (one group of bars per metric), one bar per
+#' series, 95% CI error bars, and an optional horizontal reference line
+#' (e.g. a delay bound or 1 for "as the weights say").
+#'
+#' @param metric_labels Named vector metric -> axis label (default: the metric).
+#' @param reference NULL, or list(value = y in the plotted units, label = text).
+plot_metric_by_series <- function(summary, y_label, y_scale = 1, metric_labels = NULL, reference = NULL) {
+  require_columns(summary, c("series", "metric", "x", "mean", "ci_lo", "ci_hi"), "plot metric by series")
+  order <- dplyr::distinct(summary, .data$x, .data$metric) |> dplyr::arrange(.data$x)
+  labels <- if (is.null(metric_labels)) order$metric else dplyr::coalesce(unname(metric_labels[order$metric]), order$metric)
+  summary$metric_label <- factor(labels[match(summary$x, order$x)], levels = unique(labels))
+  dodge <- ggplot2::position_dodge(width = 0.8)
+  plot <- ggplot2::ggplot(summary, ggplot2::aes(x = .data$metric_label, y = .data$mean * y_scale, fill = .data$series)) +
+    ggplot2::geom_col(position = dodge, width = 0.75) +
+    ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$ci_lo * y_scale, ymax = .data$ci_hi * y_scale),
+                           position = dodge, width = 0.25) +
+    ggplot2::scale_fill_manual(values = series_palette(summary$series)) +
+    ggplot2::labs(x = NULL, y = y_label, fill = "Series") +
+    ggplot2::theme_bw() +
+    ggplot2::theme(legend.position = "bottom")
+  if (!is.null(reference)) {
+    plot <- plot +
+      ggplot2::geom_hline(yintercept = reference$value, linetype = "dashed", colour = "grey30") +
+      ggplot2::annotate("text", x = -Inf, y = reference$value, label = reference$label, hjust = -0.05,
+                        vjust = -0.5, size = 3.2, colour = "grey20")
+  }
+  plot
+}
+
 #' Format a rate in bit/s as text ("10 Mb/s").
 format_rate <- function(rate_bps) {
   if (is.null(rate_bps) || is.na(rate_bps)) return("rate ?")

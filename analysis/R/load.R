@@ -23,7 +23,33 @@ flow_trace_types <- list(
   fct_s = readr::col_double(),
   goodput_bps = readr::col_double(),
   tx_packets = readr::col_double(),
-  retx_packets = readr::col_double()
+  retx_packets = readr::col_double(),
+  rx_packets = readr::col_double(),
+  lost_packets = readr::col_double(),
+  delay_mean_s = readr::col_double(),
+  delay_max_s = readr::col_double()
+)
+
+queue_trace_types <- list(
+  time_s = readr::col_double(),
+  band = readr::col_integer(),
+  backlog_pkts = readr::col_double(),
+  backlog_bytes = readr::col_double(),
+  enqueued_pkts = readr::col_double(),
+  dequeued_pkts = readr::col_double(),
+  dropped_pkts = readr::col_double(),
+  drop_prob = readr::col_double()
+)
+
+packet_trace_types <- list(
+  seq = readr::col_double(),
+  time_s = readr::col_double(),
+  event = readr::col_character(),
+  band = readr::col_integer(),
+  len_bytes = readr::col_integer(),
+  flow_id = readr::col_integer(),
+  sojourn_s = readr::col_double(),
+  reason = readr::col_character()
 )
 
 run_key_types <- list(
@@ -104,7 +130,9 @@ list_backends <- function(results_dir, scenario) {
 #' Read one scenario's results for one backend.
 #'
 #' @return A list: `flows` (with the run's `sim_end_s` joined), `runs`,
-#'   `sweep_vars`, and `scenario` (the resolved scenario.json, or NULL).
+#'   `sweep_vars`, `scenario` (the resolved scenario.json, or NULL), and
+#'   `queues` / `packets` (every run's queue samples / packet events, or
+#'   NULL when the scenario's trace.collect does not name them).
 read_scenario_results <- function(results_dir, scenario, backend) {
   dir <- scenario_results_dir(results_dir, scenario, backend)
   runs <- read_runs_table(file.path(dir, "runs.csv.gz"))
@@ -125,11 +153,17 @@ read_scenario_results <- function(results_dir, scenario, backend) {
                  file.path(dir, "flows.csv.gz"), paste(run_key_columns, collapse = ", ")))
   }
   scenario_json <- file.path(dir, "scenario.json")
+  optional <- function(table, types) {
+    path <- file.path(dir, paste0(table, ".csv.gz"))
+    if (file.exists(path)) read_typed_csv(path, c(run_key_types, types)) else NULL
+  }
   list(
     flows = flows,
     runs = runs,
     sweep_vars = sweep_vars,
-    scenario = if (file.exists(scenario_json)) read_scenario_json(scenario_json) else NULL
+    scenario = if (file.exists(scenario_json)) read_scenario_json(scenario_json) else NULL,
+    queues = optional("queues", queue_trace_types),
+    packets = optional("packets", packet_trace_types)
   )
 }
 

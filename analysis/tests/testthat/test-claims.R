@@ -78,3 +78,30 @@ test_that("a claim without a known comparison kind is refused", {
                                            comparison = list(kind = "vibes")))), path)
   expect_error(read_claims(path), "comparison.kind must be one of")
 })
+
+test_that("an at_most bound over every run fails on one run above it", {
+  claim <- list(id = "bound", figure = "test/fig", claim = "within d", paper_value = "d",
+                metric = "system_goodput_bps", scenario = "test/flows",
+                comparison = list(kind = "at_most", series = list("ncq"), threshold = 1e6, over = "every_run"))
+  low <- synthetic_metrics(0.5) # every ncq run at or below 0.5 * 1.25e5 * 1.01
+  expect_equal(evaluate_claims(list(claim), low)$verdict, "reproduced")
+  high <- low
+  high$`test/flows`$metrics$value[high$`test/flows`$metrics$series == "ncq"][1] <- 2e6
+  outcome <- evaluate_claims(list(claim), high)
+  expect_equal(outcome$verdict, "partly")
+  expect_match(outcome$ours, "in 14/15 runs; largest 2.00 Mb/s")
+  claim$comparison$over <- NULL # the mean per cell
+  expect_equal(evaluate_claims(list(claim), high)$verdict, "reproduced")
+})
+
+test_that("claims at a single point (no sweep) pair by seed", {
+  data <- synthetic_metrics(0.8)
+  data$`test/flows`$metrics <- dplyr::filter(data$`test/flows`$metrics, .data$flows == 10) |> dplyr::select(-"flows")
+  data$`test/flows`$sweep_vars <- character()
+  expect_equal(evaluate_claims(list(direction_claim), data)$verdict, "reproduced")
+})
+
+test_that("the disciplines claims file is well formed", {
+  claims <- read_claims(file.path("..", "..", "claims", "disciplines.yaml"))
+  expect_gt(length(claims), 8)
+})

@@ -26,7 +26,8 @@ test_that("flows of an unknown run are refused", {
   flows <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "b", point = "f10", seed = 1L, flows = 10,
                           flow_id = 0L, app = "bulk", group = "congestive", cls = 0L, prec = 0L, seg_bytes = 1000L,
                           bytes_goal = 1, bytes_delivered = 1, start_s = 0, end_s = 1, completed = 1L, fct_s = 1,
-                          goodput_bps = 8, tx_packets = 1, retx_packets = 0)
+                          goodput_bps = 8, tx_packets = 1, retx_packets = 0, rx_packets = NA, lost_packets = NA,
+                          delay_mean_s = NA, delay_max_s = NA)
   readr::write_csv(flows, file.path(dir, "flows.csv.gz"))
   expect_error(read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3"), "belong to no run")
 })
