@@ -35,6 +35,16 @@ load_paper_context <- function(paper) {
   out_dir <- file.path(qlab_results, "analysis", paper)
   files <- purrr::map_chr(figure_items(spec), "file")
   expected <- file.path(out_dir, c(paste0(files, ".csv"), "claims.csv"))
+  scenarios <- unique(unlist(purrr::map(spec$items, "scenario")))
+  if (!all(file.exists(expected)) &&
+      length(unlist(purrr::map(scenarios, function(s) list_backends(qlab_results, s)))) == 0) {
+    # this run did not include the paper's scenarios (e.g. `scenarios=` limited them)
+    return(list(paper = paper, spec = spec, missing = TRUE, figures = list(), backend = "none",
+                backends = character(), scenarios = list(),
+                claims = tibble::tibble(figure = character(), verdict = character(), backend = character()),
+                source_note = sprintf("No results for %s in %s: this run did not include its scenarios (%s).",
+                                      paper, qlab_results, paste(scenarios, collapse = ", "))))
+  }
   if (all(file.exists(expected))) {
     figures <- purrr::map(stats::setNames(files, files), function(file) {
       readr::read_csv(file.path(out_dir, paste0(file, ".csv")), show_col_types = FALSE,
@@ -52,10 +62,10 @@ load_paper_context <- function(paper) {
   }
   backends <- sort(unique(unlist(purrr::map(figures, "backend"))))
   backend <- choose_backend(backends)
-  scenarios <- unique(unlist(purrr::map(spec$items, "scenario")))
   list(
     paper = paper,
     spec = spec,
+    missing = FALSE,
     figures = purrr::map(figures, function(table) dplyr::filter(table, .data$backend == .env$backend)),
     claims = dplyr::filter(claims, .data$backend == .env$backend),
     backend = backend,
@@ -67,6 +77,15 @@ load_paper_context <- function(paper) {
     provenance = read_provenance(qlab_results),
     source_note = source_note
   )
+}
+
+#' On a page whose paper has no results: say so and evaluate no further chunk.
+skip_if_no_results <- function(ctx) {
+  if (isTRUE(ctx$missing)) {
+    cat("\n**", ctx$source_note, "** Run `make reproduce` to fill this page.\n\n", sep = "")
+    knitr::opts_chunk$set(eval = FALSE)
+  }
+  invisible(ctx$missing)
 }
 
 #' The backend a page shows: QLAB_BACKEND if set, else ns3, else the first found.
@@ -104,8 +123,26 @@ plot_item <- function(ctx, id) {
   switch(item$kind,
     metric_vs_x = plot_metric_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1),
     tasks_over_time = plot_tasks_over_time(table, item$x_label, item$y_label),
-    paired_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, unlist(item$metric_labels))
+    paired_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, unlist(item$metric_labels)),
+    metric_by_series = plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, unlist(item$metric_labels),
+                                             item_reference(ctx, item))
   )
+}
+
+#' An item's reference line, from its spec: `reference: {value: 1, label: ...}`
+#' or `reference: {param: d_ns, scale: 1e-6, label: ...}`, a discipline
+#' parameter of the scenario (the same in every series) in plotted units.
+item_reference <- function(ctx, item) {
+  ref <- item$reference
+  if (is.null(ref)) return(NULL)
+  if (!is.null(ref$value)) return(list(value = ref$value, label = ref$label %||% ""))
+  scenario <- ctx$scenarios[[item$scenario]]
+  values <- unique(unlist(purrr::map(scenario$series, function(s) s$params[[ref$param]])))
+  if (length(values) != 1) {
+    stop(sprintf("%s: reference parameter %s must have one value in every series of %s", item$id, ref$param, item$scenario))
+  }
+  value <- as.numeric(values) * (ref$scale %||% 1)
+  list(value = value, label = sprintf("%s = %s", ref$label %||% ref$param, format(value, digits = 4)))
 }
 
 #' Caption: the paper's caption verbatim, then our statistics.
