@@ -14,126 +14,18 @@
 #include "ncq.h"
 
 #include "harness.h"
+#include "sim.h"
 
-/* ---- a minimal adapter: per-band FIFOs of packet ids ---------------- */
-
-#define SIM_CAP 1024
-
-struct sim_fifo {
-	u64 id[SIM_CAP];
-	u32 len[SIM_CAP];
-	u64 arrival[SIM_CAP];
-	u32 head, n;
-	u64 bytes;
-};
-
-struct sim {
-	const struct qcore_disc_ops *ops;
-	_Alignas(16) unsigned char params[256];
-	_Alignas(16) unsigned char vars[256];
-	_Alignas(16) unsigned char stats[512];
-	u32 nbands;
-	struct sim_fifo q[QCORE_MAX_BANDS];
-	struct qcore_rng rng;
-	u64 next_id;
-};
+/* ---- the adapter (sim.h), with this file's packet shape ----------- */
 
 static struct sim sim_a, sim_b;
-
-/* kv: NULL-terminated "name=value" strings applied over the defaults. */
-static int sim_init(struct sim *s, const char *disc, const char *const *kv,
-		    u64 seed)
-{
-	char err[256], name[64];
-
-	memset(s, 0, sizeof(*s));
-	s->ops = qcore_find(disc);
-	if (!s->ops || s->ops->params_size > sizeof(s->params) ||
-	    s->ops->vars_size > sizeof(s->vars) ||
-	    s->ops->stats_size > sizeof(s->stats))
-		return -1;
-	if (qcore_params_defaults(s->ops, s->params, err, sizeof(err)))
-		return -1;
-	for (; kv && *kv; kv++) {
-		const char *eq = strchr(*kv, '=');
-
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - *kv), *kv);
-		if (qcore_params_set(s->ops, s->params, name, eq + 1, err, sizeof(err))) {
-			printf("  sim_init: %s\n", err);
-			return -1;
-		}
-	}
-	if (s->ops->check_params(s->params, err, sizeof(err)))
-		return -1;
-	s->nbands = s->ops->nbands(s->params);
-	s->ops->reset(s->params, s->vars);
-	qcore_rng_seed(&s->rng, seed);
-	return 0;
-}
-
-static void sim_views(const struct sim *s, struct qcore_band_view *v)
-{
-	u32 b;
-
-	memset(v, 0, sizeof(*v) * QCORE_MAX_BANDS);
-	for (b = 0; b < s->nbands; b++) {
-		const struct sim_fifo *f = &s->q[b];
-
-		v[b].backlog_pkts = f->n;
-		v[b].backlog_bytes = f->bytes;
-		if (f->n) {
-			v[b].head_len = f->len[f->head];
-			v[b].head_arrival_ns = f->arrival[f->head];
-		}
-	}
-}
 
 static struct qcore_decision sim_enq(struct sim *s, u64 now, u32 len, u8 cls,
 				     u8 flags)
 {
-	struct qcore_band_view v[QCORE_MAX_BANDS];
 	struct qcore_pkt pkt = { .now_ns = now, .len = len, .cls = cls, .flags = flags };
-	struct qcore_decision d;
-	u64 id = s->next_id++;
 
-	sim_views(s, v);
-	d = s->ops->enqueue(s->params, s->vars, s->stats, &pkt, v, &s->rng);
-	if (d.verdict != QCORE_DROP && d.band < s->nbands && s->q[d.band].n < SIM_CAP) {
-		struct sim_fifo *f = &s->q[d.band];
-		u32 tail = (f->head + f->n) % SIM_CAP;
-
-		f->id[tail] = id;
-		f->len[tail] = len;
-		f->arrival[tail] = now;
-		f->n++;
-		f->bytes += len;
-	}
-	return d;
-}
-
-/* Returns the sent packet's id and band, or -1 when empty. */
-static long long sim_deq(struct sim *s, u64 now, u32 *band)
-{
-	struct qcore_band_view v[QCORE_MAX_BANDS];
-	struct qcore_deq d;
-	struct sim_fifo *f;
-	long long id;
-	u32 len;
-
-	sim_views(s, v);
-	d = s->ops->dequeue(s->params, s->vars, v, now);
-	if (d.action != QCORE_DEQ_SERVE || d.band >= s->nbands || !s->q[d.band].n)
-		return -1;
-	f = &s->q[d.band];
-	id = (long long)f->id[f->head];
-	len = f->len[f->head];
-	f->head = (f->head + 1) % SIM_CAP;
-	f->n--;
-	f->bytes -= len;
-	sim_views(s, v);
-	s->ops->dequeued(s->params, s->vars, s->stats, d.band, len, now, v);
-	*band = d.band;
-	return id;
+	return sim_enq_pkt(s, &pkt);
 }
 
 /* ---- randomness ------------------------------------------------------ */

@@ -17,6 +17,7 @@
 #include "rbaqm.h"
 
 #include "harness.h"
+#include "sim.h"
 
 #define Q32 4294967296.0
 
@@ -28,114 +29,28 @@ static u32 lcg(void)
 	return (u32)(lcg_state >> 33);
 }
 
-/* ---- a minimal adapter: per-band FIFOs -------------------------------- */
-
-#define SIM_CAP 4096
-
-struct sim_fifo {
-	u32 len[SIM_CAP];
-	u32 head, n;
-	u64 bytes;
-};
-
-struct sim {
-	const struct qcore_disc_ops *ops;
-	_Alignas(16) unsigned char params[512];
-	_Alignas(16) unsigned char vars[4096];
-	_Alignas(16) unsigned char stats[1024];
-	u32 nbands;
-	struct sim_fifo q[QCORE_MAX_BANDS];
-	struct qcore_rng rng;
-};
+/* ---- the adapter (sim.h), with this file's packet shape ----------- */
 
 static struct sim sim_a;
 
-/* kv: NULL-terminated "name=value" strings applied over the defaults. */
-static int sim_init(struct sim *s, const char *disc, const char *const *kv,
-		    u64 seed)
-{
-	char err[256], name[64];
-
-	memset(s, 0, sizeof(*s));
-	s->ops = qcore_find(disc);
-	if (!s->ops || s->ops->params_size > sizeof(s->params) ||
-	    s->ops->vars_size > sizeof(s->vars) ||
-	    s->ops->stats_size > sizeof(s->stats))
-		return -1;
-	if (qcore_params_defaults(s->ops, s->params, err, sizeof(err)))
-		return -1;
-	for (; kv && *kv; kv++) {
-		const char *eq = strchr(*kv, '=');
-
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - *kv), *kv);
-		if (qcore_params_set(s->ops, s->params, name, eq + 1, err, sizeof(err))) {
-			printf("  sim_init: %s\n", err);
-			return -1;
-		}
-	}
-	if (s->ops->check_params(s->params, err, sizeof(err))) {
-		printf("  sim_init: %s\n", err);
-		return -1;
-	}
-	s->nbands = s->ops->nbands(s->params);
-	s->ops->reset(s->params, s->vars);
-	qcore_rng_seed(&s->rng, seed);
-	return 0;
-}
-
-static void sim_views(const struct sim *s, struct qcore_band_view *v)
-{
-	u32 b;
-
-	memset(v, 0, sizeof(*v) * QCORE_MAX_BANDS);
-	for (b = 0; b < s->nbands; b++) {
-		v[b].backlog_pkts = s->q[b].n;
-		v[b].backlog_bytes = s->q[b].bytes;
-		if (s->q[b].n)
-			v[b].head_len = s->q[b].len[s->q[b].head];
-	}
-}
-
 static struct qcore_decision sim_enq(struct sim *s, u64 now, u32 len, u8 cls)
 {
-	struct qcore_band_view v[QCORE_MAX_BANDS];
 	struct qcore_pkt pkt = { .now_ns = now, .len = len, .cls = cls };
-	struct qcore_decision d;
 
-	sim_views(s, v);
-	d = s->ops->enqueue(s->params, s->vars, s->stats, &pkt, v, &s->rng);
-	if (d.verdict != QCORE_DROP && d.band < s->nbands && s->q[d.band].n < SIM_CAP) {
-		struct sim_fifo *f = &s->q[d.band];
-
-		f->len[(f->head + f->n) % SIM_CAP] = len;
-		f->n++;
-		f->bytes += len;
-	}
-	return d;
+	return sim_enq_pkt(s, &pkt);
 }
 
 /* Sends one packet: its band, or -1 when empty; *len its size. */
-static int sim_deq(struct sim *s, u64 now, u32 *len)
+static int sim_send(struct sim *s, u64 now, u32 *len)
 {
-	struct qcore_band_view v[QCORE_MAX_BANDS];
-	struct qcore_deq d;
-	struct sim_fifo *f;
-	u32 l;
+	u32 band, l;
+	u64 arrival;
 
-	sim_views(s, v);
-	d = s->ops->dequeue(s->params, s->vars, v, now);
-	if (d.action != QCORE_DEQ_SERVE || d.band >= s->nbands || !s->q[d.band].n)
+	if (sim_deq_full(s, now, &band, &l, &arrival) < 0)
 		return -1;
-	f = &s->q[d.band];
-	l = f->len[f->head];
-	f->head = (f->head + 1) % SIM_CAP;
-	f->n--;
-	f->bytes -= l;
-	sim_views(s, v);
-	s->ops->dequeued(s->params, s->vars, s->stats, d.band, l, now, v);
 	if (len)
 		*len = l;
-	return d.band;
+	return (int)band;
 }
 
 /* One enqueue with a fabricated view: band `band` holds q packets. */
@@ -328,7 +243,7 @@ static void wfq_greedy_service(const char *disc, const char *const *kv,
 			while (sim_a.q[c].n < 3)
 				sim_a.q[c].len[(sim_a.q[c].head + sim_a.q[c].n++) % SIM_CAP] = 1000,
 				sim_a.q[c].bytes += 1000;
-		band = sim_deq(&sim_a, k, &len);
+		band = sim_send(&sim_a, k, &len);
 		CHECK(band >= 0, "served");
 		if (band < 0)
 			return;
@@ -685,7 +600,7 @@ static void test_red_idle_decay(void)
 	/* avg: 0 (idle arrival at t 0, m = 0), then 0.5, 1.25, 2.125 packets. */
 	CHECK(before == 2228224, "avg %llu", (unsigned long long)before);
 	for (k = 0; k < 4; k++)
-		sim_deq(&sim_a, 10, &len);	/* empty at t = 10 */
+		sim_send(&sim_a, 10, &len);	/* empty at t = 10 */
 	CHECK(v->idle == 1 && v->idle_since_ns == 10, "idle since 10");
 	/* Arrival at t = 3510: m = 3 packet times, avg *= 0.5^3, no EWMA step,
 	 * and the partial 500 ns is kept. */
@@ -699,7 +614,7 @@ static void test_red_idle_decay(void)
 		sim_enq(&sim_a, k, 1000, 0);
 	before = v->avg;
 	for (k = 0; k < 4; k++)
-		sim_deq(&sim_a, 10, &len);
+		sim_send(&sim_a, 10, &len);
 	sim_enq(&sim_a, 1000000, 1000, 0);
 	CHECK(v->avg == before / 2, "one step: %llu", (unsigned long long)v->avg);
 }
@@ -1442,7 +1357,7 @@ static void aimd_toy(const char *disc, const char *const *kv, u32 nclasses,
 
 			for (c = 0; c < nclasses; c++)	/* each band's head flow */
 				head[c] = toy_fifo[c][sim_a.q[c].head];
-			band = sim_deq(&sim_a, (u64)(t * 1e9), &len);
+			band = sim_send(&sim_a, (u64)(t * 1e9), &len);
 			if (band >= 0) {
 				f = head[band];
 				cwnd[f] = cwnd[f] < 1 ? cwnd[f] * 2 : cwnd[f] + 1 / cwnd[f];

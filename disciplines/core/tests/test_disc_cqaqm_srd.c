@@ -21,163 +21,21 @@
 #include "srd.h"
 
 #include "harness.h"
+#include "sim.h"
 
 static const char *replay_path;
 
-/* ---- a minimal adapter: two FIFOs, head drops handled like the replay -- */
-
-#define SIM_CAP 8192
-
-struct sim_fifo {
-	u64 id[SIM_CAP];
-	u32 len[SIM_CAP];
-	u64 arrival[SIM_CAP];
-	u32 head, n;
-	u64 bytes;
-};
-
-struct sim {
-	const struct qcore_disc_ops *ops;
-	_Alignas(16) unsigned char params[512];
-	_Alignas(16) unsigned char vars[8192];
-	_Alignas(16) unsigned char stats[1024];
-	u32 nbands;
-	struct sim_fifo q[QCORE_MAX_BANDS];
-	struct qcore_rng rng;
-	u64 next_id;
-	u64 head_drops;		/* packets dropped at the head */
-	u64 last_head_drop_id;
-	u64 last_head_drop_arrival;
-};
+/* ---- the adapter (sim.h), with this file's packet shape ----------- */
 
 static struct sim sim_a;
-
-static int sim_init(struct sim *s, const char *disc, const char *const *kv)
-{
-	char err[QCORE_ERRLEN], name[64];
-
-	memset(s, 0, sizeof(*s));
-	s->ops = qcore_find(disc);
-	if (!s->ops || s->ops->params_size > sizeof(s->params) ||
-	    s->ops->vars_size > sizeof(s->vars) ||
-	    s->ops->stats_size > sizeof(s->stats)) {
-		printf("  sim_init: %s missing or too large\n", disc);
-		return -1;
-	}
-	if (qcore_params_defaults(s->ops, s->params, err, sizeof(err)))
-		return -1;
-	for (; kv && *kv; kv++) {
-		const char *eq = strchr(*kv, '=');
-
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - *kv), *kv);
-		if (qcore_params_set(s->ops, s->params, name, eq + 1, err, sizeof(err))) {
-			printf("  sim_init: %s\n", err);
-			return -1;
-		}
-	}
-	if (s->ops->check_params(s->params, err, sizeof(err))) {
-		printf("  sim_init: %s\n", err);
-		return -1;
-	}
-	s->nbands = s->ops->nbands(s->params);
-	s->ops->reset(s->params, s->vars);
-	qcore_rng_seed(&s->rng, 1);
-	return 0;
-}
-
-static void sim_views(const struct sim *s, struct qcore_band_view *v)
-{
-	u32 b;
-
-	memset(v, 0, sizeof(*v) * QCORE_MAX_BANDS);
-	for (b = 0; b < s->nbands; b++) {
-		const struct sim_fifo *f = &s->q[b];
-
-		v[b].backlog_pkts = f->n;
-		v[b].backlog_bytes = f->bytes;
-		if (f->n) {
-			v[b].head_len = f->len[f->head];
-			v[b].head_arrival_ns = f->arrival[f->head];
-		}
-	}
-}
 
 static struct qcore_decision sim_enq(struct sim *s, u64 now, u32 len, u8 cls,
 				     u8 prec, u32 flow)
 {
-	struct qcore_band_view v[QCORE_MAX_BANDS];
 	struct qcore_pkt pkt = { .now_ns = now, .len = len, .cls = cls,
 				 .prec = prec, .flow_hash = flow };
-	struct qcore_decision d;
-	u64 id = s->next_id++;
 
-	sim_views(s, v);
-	d = s->ops->enqueue(s->params, s->vars, s->stats, &pkt, v, &s->rng);
-	if (d.verdict != QCORE_DROP && d.band < s->nbands && s->q[d.band].n < SIM_CAP) {
-		struct sim_fifo *f = &s->q[d.band];
-		u32 tail = (f->head + f->n) % SIM_CAP;
-
-		f->id[tail] = id;
-		f->len[tail] = len;
-		f->arrival[tail] = now;
-		f->n++;
-		f->bytes += len;
-	}
-	return d;
-}
-
-static u64 sim_pop(struct sim *s, u32 band, u32 *len, u64 *arrival, u64 now)
-{
-	struct qcore_band_view v[QCORE_MAX_BANDS];
-	struct sim_fifo *f = &s->q[band];
-	u64 id = f->id[f->head];
-
-	*len = f->len[f->head];
-	*arrival = f->arrival[f->head];
-	f->head = (f->head + 1) % SIM_CAP;
-	f->n--;
-	f->bytes -= *len;
-	sim_views(s, v);
-	s->ops->dequeued(s->params, s->vars, s->stats, band, *len, now, v);
-	return id;
-}
-
-/*
- * One dequeue: head drops (counted) then the sent packet's id, or -1.
- * *len and *arrival describe the sent packet.
- */
-static long long sim_deq_full(struct sim *s, u64 now, u32 *band, u32 *len,
-			      u64 *arrival)
-{
-	struct qcore_band_view v[QCORE_MAX_BANDS];
-	struct qcore_deq d;
-	u32 round, l;
-	u64 a, id;
-
-	for (round = 0; round <= SIM_CAP * 2; round++) {
-		sim_views(s, v);
-		d = s->ops->dequeue(s->params, s->vars, v, now);
-		if (d.action == QCORE_DEQ_EMPTY || d.band >= s->nbands || !s->q[d.band].n)
-			return -1;
-		if (d.action == QCORE_DEQ_DROP_HEAD) {
-			id = sim_pop(s, d.band, &l, &a, now);
-			s->head_drops++;
-			s->last_head_drop_id = id;
-			s->last_head_drop_arrival = a;
-			continue;
-		}
-		*band = d.band;
-		return (long long)sim_pop(s, d.band, len, arrival, now);
-	}
-	return -1;
-}
-
-static long long sim_deq(struct sim *s, u64 now, u32 *band)
-{
-	u32 len;
-	u64 arrival;
-
-	return sim_deq_full(s, now, band, &len, &arrival);
+	return sim_enq_pkt(s, &pkt);
 }
 
 static int set_kv(const struct qcore_disc_ops *ops, void *p, const char *name,
@@ -297,7 +155,7 @@ static void test_cqaqm_low_queue_rules(void)
 	struct qcore_decision d;
 	int i;
 
-	CHECK(sim_init(&sim_a, "cqaqm", kv) == 0, "init");
+	CHECK(sim_init(&sim_a, "cqaqm", kv, 1) == 0, "init");
 	for (i = 0; i < 3; i++) {
 		d = sim_enq(&sim_a, i, 100, 0, 0, 0);
 		EXPECT(d, QCORE_QUEUE, CQAQM_BAND_LOW, QCORE_REASON_NONE, "p=0 below t_low_local");
@@ -327,7 +185,7 @@ static void test_cqaqm_high_queue_rules_and_cross(void)
 	u32 band;
 	int i;
 
-	CHECK(sim_init(&sim_a, "cqaqm", kv) == 0, "init");
+	CHECK(sim_init(&sim_a, "cqaqm", kv, 1) == 0, "init");
 	d = sim_enq(&sim_a, 0, 100, 1, 0, 0);
 	EXPECT(d, QCORE_QUEUE, CQAQM_BAND_HIGH, QCORE_REASON_NONE, "high p=0");
 	d = sim_enq(&sim_a, 1, 100, 1, 0, 0);
@@ -397,7 +255,7 @@ static void test_cqaqm_identity_two_finite_queues(void)
 	u64 t, id = 0, mismatches = 0, drops = 0, full_low = 0;
 	u32 i, band;
 
-	CHECK(sim_init(&sim_a, "cqaqm", kv) == 0, "init");
+	CHECK(sim_init(&sim_a, "cqaqm", kv, 1) == 0, "init");
 	memset(mq, 0, sizeof(mq));
 	qcore_rng_seed(&r, 2024);
 	for (t = 0; t < 200000; t++) {
@@ -451,7 +309,7 @@ static u64 overload_p1_loss(const char *const *kv, u64 *p0_loss)
 	u64 t, lost1 = 0, lost0 = 0;
 	u32 band, f;
 
-	if (sim_init(&sim_a, "cqaqm", kv))
+	if (sim_init(&sim_a, "cqaqm", kv, 1))
 		return ~(u64)0;
 	qcore_rng_seed(&r, 99);
 	for (t = 0; t < 200000; t++) {
@@ -502,7 +360,7 @@ static void test_cqaqm_wrr_ratio(void)
 	static const char *const one[] = { "scheduler=wrr", "weights=2", NULL };
 	u32 band, i, served[2] = { 0, 0 }, pattern_ok = 1;
 
-	CHECK(sim_init(&sim_a, "cqaqm", kv) == 0, "init");
+	CHECK(sim_init(&sim_a, "cqaqm", kv, 1) == 0, "init");
 	for (i = 0; i < 40; i++) {
 		sim_enq(&sim_a, 0, 100, 1, 1, 0);
 		sim_enq(&sim_a, 0, 100, 0, 1, 0);
@@ -526,7 +384,7 @@ static void test_cqaqm_wrr_ratio(void)
 	CHECK(pattern_ok && served[0] == 10 && served[1] == 30, "drain %u:%u", served[0], served[1]);
 	CHECK(sim_deq(&sim_a, 4, &band) == -1, "empty");
 
-	CHECK(sim_init(&sim_a, "cqaqm", one) == 0, "init single weight");
+	CHECK(sim_init(&sim_a, "cqaqm", one, 1) == 0, "init single weight");
 	for (i = 0; i < 8; i++) {
 		sim_enq(&sim_a, 0, 100, 1, 1, 0);
 		sim_enq(&sim_a, 0, 100, 0, 1, 0);
@@ -590,7 +448,7 @@ static void test_cqaqm_drr_matches_sch_drr_and_byte_shares(void)
 	u64 arrival;
 
 	/* Random sizes and arrivals: same choices as the loop reference. */
-	CHECK(sim_init(&sim_a, "cqaqm", kv) == 0, "init");
+	CHECK(sim_init(&sim_a, "cqaqm", kv, 1) == 0, "init");
 	memset(&m, 0, sizeof(m));
 	m.quantum[0] = 300;
 	m.quantum[1] = 100;
@@ -615,7 +473,7 @@ static void test_cqaqm_drr_matches_sch_drr_and_byte_shares(void)
 	CHECK(mismatch == 0, "%u dequeues differ from the sch_drr loop", mismatch);
 
 	/* Byte shares follow the quanta when both stay backlogged. */
-	CHECK(sim_init(&sim_a, "cqaqm", kv) == 0, "init");
+	CHECK(sim_init(&sim_a, "cqaqm", kv, 1) == 0, "init");
 	for (i = 0; i < 4000; i++) {
 		sim_enq(&sim_a, 0, 250, 1, 1, 0);	/* high: 250-byte packets */
 		sim_enq(&sim_a, 0, 1000, 0, 1, 0);	/* low: 1000-byte packets */
@@ -627,7 +485,7 @@ static void test_cqaqm_drr_matches_sch_drr_and_byte_shares(void)
 	CHECK(bytes[0] >= 3 * bytes[1] - 3 * 1100 && bytes[0] <= 3 * bytes[1] + 3 * 1100,
 	      "quanta 300:100 give bytes 3:1 (%llu:%llu)",
 	      (unsigned long long)bytes[0], (unsigned long long)bytes[1]);
-	CHECK(sim_init(&sim_a, "cqaqm", fair) == 0, "init");
+	CHECK(sim_init(&sim_a, "cqaqm", fair, 1) == 0, "init");
 	for (i = 0; i < 4000; i++) {
 		sim_enq(&sim_a, 0, 100, 1, 1, 0);
 		sim_enq(&sim_a, 0, 1500, 0, 1, 0);
@@ -641,7 +499,7 @@ static void test_cqaqm_drr_matches_sch_drr_and_byte_shares(void)
 	      "equal quanta: equal bytes whatever the packet sizes (%llu:%llu)",
 	      (unsigned long long)bytes[0], (unsigned long long)bytes[1]);
 	/* A class re-activated gets deficit = quantum again (sch_drr). */
-	CHECK(sim_init(&sim_a, "cqaqm", fair) == 0, "init");
+	CHECK(sim_init(&sim_a, "cqaqm", fair, 1) == 0, "init");
 	sim_enq(&sim_a, 0, 400, 1, 1, 0);
 	CHECK(sim_deq(&sim_a, 1, &band) == 0 && band == 0, "fits the first quantum");
 	CHECK(((struct cqaqm_vars *)sim_a.vars)->drr_nactive == 0, "empty class leaves the list");
@@ -661,7 +519,7 @@ static void test_cqaqm_hysteresis_prevents_flapping(void)
 	int run;
 
 	for (run = 0; run < 2; run++) {
-		CHECK(sim_init(&sim_a, "cqaqm", run ? on : off) == 0, "init");
+		CHECK(sim_init(&sim_a, "cqaqm", run ? on : off, 1) == 0, "init");
 		/* Low occupancy oscillates 8 -> 10 -> 8 ... (p=1 arrivals). */
 		for (i = 0; i < 8; i++)
 			sim_enq(&sim_a, 0, 100, 0, 1, 0);
@@ -690,7 +548,7 @@ static void test_cqaqm_hysteresis_prevents_flapping(void)
 	for (run = 0; run < 2; run++) {
 		u32 drops;
 
-		CHECK(sim_init(&sim_a, "cqaqm", run ? on : off) == 0, "init");
+		CHECK(sim_init(&sim_a, "cqaqm", run ? on : off, 1) == 0, "init");
 		for (i = 0; i < 3; i++)
 			sim_enq(&sim_a, 0, 100, 1, 1, 0);
 		admitted_high_p0 = 0;
@@ -707,7 +565,7 @@ static void test_cqaqm_hysteresis_prevents_flapping(void)
 	}
 	/* Low local hysteresis: occupancy 9 -> 8: p=0 still refused with it. */
 	for (run = 0; run < 2; run++) {
-		CHECK(sim_init(&sim_a, "cqaqm", run ? on : off) == 0, "init");
+		CHECK(sim_init(&sim_a, "cqaqm", run ? on : off, 1) == 0, "init");
 		for (i = 0; i < 9; i++)
 			sim_enq(&sim_a, 0, 100, 0, 1, 0);
 		sim_deq(&sim_a, 1, &band);
@@ -738,10 +596,10 @@ static void test_srd_defaults_and_registry(void)
 	 * RD  B_D = 10^8 * 0.05 / 3 / 8 = 208333.3
 	 * S-RD w = 2/10^8 * (8*1500*2 + 8*1500) = 720 us,
 	 *      B_D = (0.05 - 0.00072) * 10^8/3 / 8 = 205333.3 */
-	CHECK(sim_init(&sim_a, "rd", NULL) == 0, "rd defaults valid");
+	CHECK(sim_init(&sim_a, "rd", NULL, 1) == 0, "rd defaults valid");
 	CHECK(v->b_d_bytes == 208333 && v->b_r_bytes == 3125000 - 208333, "rd sizes %llu %llu",
 	      (unsigned long long)v->b_d_bytes, (unsigned long long)v->b_r_bytes);
-	CHECK(sim_init(&sim_a, "srd", NULL) == 0, "srd defaults valid");
+	CHECK(sim_init(&sim_a, "srd", NULL, 1) == 0, "srd defaults valid");
 	CHECK(v->b_d_bytes == 205333 && v->b_r_bytes == 3125000 - 205333, "srd sizes %llu %llu",
 	      (unsigned long long)v->b_d_bytes, (unsigned long long)v->b_r_bytes);
 }
@@ -828,9 +686,9 @@ static void test_srd_check_params(void)
 	p.rate_bps = 10;
 	CHECK(srd_ops.check_params(&p, err, sizeof(err)) == -1 && strstr(err, "rate_bps:") == err,
 	      "%s", err);
-	CHECK(sim_init(&sim_a, "srd", kv) == 0 && v->b_d_bytes == 0, "d = w: B_D = 0");
+	CHECK(sim_init(&sim_a, "srd", kv, 1) == 0 && v->b_d_bytes == 0, "d = w: B_D = 0");
 	CHECK(sim_enq(&sim_a, 0, 40, 0, 0, 0).reason == QCORE_REASON_OVERFLOW, "no D admitted");
-	CHECK(sim_init(&sim_a, "srd", kv2) == 0 && v->b_d_bytes == 0, "d = w + 1 ns: B_D floor 0");
+	CHECK(sim_init(&sim_a, "srd", kv2, 1) == 0 && v->b_d_bytes == 0, "d = w + 1 ns: B_D floor 0");
 	srd_params_init(&p);
 	p.bmax_bytes = 1000;
 	CHECK(srd_ops.check_params(&p, err, sizeof(err)) == 0, "ok");
@@ -847,7 +705,7 @@ static void test_srd_check_pkt_and_overflow(void)
 	char err[QCORE_ERRLEN];
 
 	/* RD: B_D = 1 * 10^6 * 10^-3 / 2 / 8 = 62.5 -> 62 bytes; B_R = min(600, 938). */
-	CHECK(sim_init(&sim_a, "rd", kv) == 0, "init");
+	CHECK(sim_init(&sim_a, "rd", kv, 1) == 0, "init");
 	CHECK(v->b_d_bytes == 62 && v->b_r_bytes == 600, "sizes %llu %llu",
 	      (unsigned long long)v->b_d_bytes, (unsigned long long)v->b_r_bytes);
 	CHECK(rd_ops.check_pkt(sim_a.params, &pkt, err, sizeof(err)) == -1 &&
@@ -882,7 +740,7 @@ static void test_srd_scheduler_ratio_and_yield(void)
 	int run;
 
 	for (run = 0; run < 2; run++) {
-		CHECK(sim_init(&sim_a, "srd", run ? half : kv) == 0, "init");
+		CHECK(sim_init(&sim_a, "srd", run ? half : kv, 1) == 0, "init");
 		for (i = 0; i < 2000; i++) {
 			sim_enq(&sim_a, 0, 100 + i % 7 * 10, 0, 0, 0);
 			sim_enq(&sim_a, 0, 1500 - i % 5 * 100, 1, 0, 0);
@@ -910,7 +768,7 @@ static void test_srd_scheduler_ratio_and_yield(void)
 			      (unsigned long long)bytes[1]);
 	}
 	/* Yield: R chosen but empty -> D; D chosen but empty -> R. */
-	CHECK(sim_init(&sim_a, "srd", half) == 0, "init");
+	CHECK(sim_init(&sim_a, "srd", half, 1) == 0, "init");
 	sim_enq(&sim_a, 0, 100, 0, 0, 0);
 	sim_enq(&sim_a, 0, 100, 0, 0, 0);
 	CHECK(sim_deq(&sim_a, 1, &band) == 0 && band == SRD_BAND_D, "D first");
@@ -933,7 +791,7 @@ static void test_srd_period_reset(void)
 	struct srd_vars *v = (struct srd_vars *)sim_a.vars;
 	u32 i, band;
 
-	CHECK(sim_init(&sim_a, "srd", kv) == 0, "init");
+	CHECK(sim_init(&sim_a, "srd", kv, 1) == 0, "init");
 	for (i = 0; i < 10; i++) {
 		sim_enq(&sim_a, 0, 100, 0, 0, 0);
 		sim_enq(&sim_a, 0, 100, 1, 0, 0);
@@ -961,7 +819,7 @@ static void test_srd_flow_estimation(void)
 	u64 bd1;
 	u32 band;
 
-	CHECK(sim_init(&sim_a, "srd", kv) == 0, "init");
+	CHECK(sim_init(&sim_a, "srd", kv, 1) == 0, "init");
 	CHECK(v->n_d == 1 && v->n_r == 1, "estimated counts start at 1");
 	bd1 = v->b_d_bytes;
 	/* 3 D flows (one hash collides into slot 7), 2 R flows. */
@@ -1020,7 +878,7 @@ static struct adv_result adversary(u64 seed, const char *period_kv, u64 run_ns)
 	u64 arrival;
 	long long id;
 
-	if (sim_init(&sim_a, "srd", kv)) {
+	if (sim_init(&sim_a, "srd", kv, 1)) {
 		res.violations = ~(u64)0;
 		return res;
 	}
@@ -1143,7 +1001,7 @@ static void test_rd_head_drop_exactly_above_d(void)
 	u64 arrival;
 	long long id;
 
-	CHECK(sim_init(&sim_a, "rd", kv) == 0, "init");
+	CHECK(sim_init(&sim_a, "rd", kv, 1) == 0, "init");
 	sim_enq(&sim_a, 0, 100, 0, 0, 0);	/* id 0 */
 	sim_enq(&sim_a, 10, 100, 0, 0, 0);	/* id 1 */
 	sim_enq(&sim_a, 20, 100, 0, 0, 0);	/* id 2 */
@@ -1168,7 +1026,7 @@ static void test_rd_head_drop_exactly_above_d(void)
 	{
 		static const char *const skv[] = { "d_ns=100000000", "n_d=1", "n_r=1", NULL };
 
-		CHECK(sim_init(&sim_a, "srd", skv) == 0, "srd init");
+		CHECK(sim_init(&sim_a, "srd", skv, 1) == 0, "srd init");
 		sim_enq(&sim_a, 0, 100, 0, 0, 0);
 		CHECK(sim_deq(&sim_a, 500000000, &band) == 0 && sim_a.head_drops == 0,
 		      "srd serves a late D packet");
