@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * qlab_sch.h - the Linux adapter of the qlab discipline core (qlab_core.ko).
+ *
+ * The core decides, this adapter moves packets (disciplines/core/README.md).
+ * One generic Qdisc implementation serves every qlab qdisc; a module
+ * (sch_ncq.c, ...) only names its disciplines, its netlink attributes and
+ * how the core's counters map onto struct tc_qlab_xstats.
+ *
+ * Per qdisc: one FIFO (qdisc_skb_head) per band with the core's view of
+ * it, the core's params, vars and stats, its generator, and per-band
+ * counters.  Each queued skb carries
+ * its arrival time and core length in qdisc_skb_cb()->data.
+ */
+#ifndef QLAB_SCH_H
+#define QLAB_SCH_H
+
+#include <linux/netlink.h>
+#include <net/netlink.h>
+#include <net/pkt_sched.h>
+#include <net/sch_generic.h>
+
+#include "qcore.h"
+#include "qlab_sched.h"
+
+/* One discipline a qdisc can run (srd and rd are two of sch_srd). */
+struct qlab_variant {
+	const char *name;
+	const struct qcore_disc_ops *ops;
+	void (*params_init)(void *params);	/* the core's <alg>_params_init */
+	u16 attr_base;		/* netlink attribute of ops->params[0] */
+	/* The uapi names of the attributes, in order; checked at registration. */
+	const char *const *attr_names;
+	u32 nattrs;
+};
+
+struct qlab_sch;
+
+struct qlab_kind {
+	struct Qdisc_ops qdisc_ops;		/* id, owner; the rest filled in */
+	const struct qlab_variant *variants;
+	u32 nvariants;
+	u16 attr_pad, attr_seed;
+	u16 attr_variant;	/* 0: one variant only */
+	const char *variant_name;	/* "variant", "aqm": for messages */
+	u16 maxattr;
+	/* [maxattr + 1] each, filled by qlab_register() from the core's tables. */
+	struct nla_policy *policy;
+	struct netlink_range_validation *ranges;
+	/* The discipline-specific part of the statistics (may be NULL). */
+	void (*fill_xstats)(const struct qlab_sch *q, struct tc_qlab_xstats *xs);
+};
+
+struct qlab_band {
+	struct qdisc_skb_head q;
+	u64 arrivals, marked, sent, purged;
+	u64 drops[QCORE_REASON__COUNT];
+};
+
+struct qlab_sch {
+	const struct qlab_kind *kind;
+	const struct qlab_variant *variant;
+	const struct qcore_disc_ops *ops;
+	void *params, *vars, *stats;	/* sized for the largest variant */
+	u32 params_size, vars_size, stats_size;
+	u32 nbands;
+	u64 seed;
+	struct qcore_rng rng;
+	/* Head drops not yet reported to the parents (see qlab_dequeue_at). */
+	u32 pending_drops, pending_drop_len;
+	struct qlab_band band[QCORE_MAX_BANDS];
+	/* What the core sees of the bands, kept current (qlab_sch.c). */
+	struct qcore_band_view views[QCORE_MAX_BANDS];
+};
+
+/* What the adapter keeps per queued skb. */
+struct qlab_skb_cb {
+	u64 arrival_ns;
+	u32 len;		/* the core's len (IP bytes) */
+};
+
+static inline struct qlab_skb_cb *qlab_skb_cb(const struct sk_buff *skb)
+{
+	return (struct qlab_skb_cb *)qdisc_skb_cb(skb)->data;
+}
+
+int qlab_register(struct qlab_kind *kind);
+/* The Qdisc_ops of a registered qlab qdisc ("ncq", ...), or NULL. */
+const struct Qdisc_ops *qlab_lookup_ops(const char *id);
+void qlab_unregister(struct qlab_kind *kind);
+
+/*
+ * The packet path, split where the test module (tests/kunit) needs a seam:
+ * Qdisc_ops.enqueue is qlab_classify() + qlab_enqueue_pkt() at
+ * ktime_get_ns(), Qdisc_ops.dequeue is qlab_dequeue_at(ktime_get_ns()).
+ */
+void qlab_classify(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns);
+int qlab_enqueue_pkt(struct sk_buff *skb, struct Qdisc *sch,
+		     struct sk_buff **to_free, const struct qcore_pkt *pkt);
+struct sk_buff *qlab_dequeue_at(struct Qdisc *sch, u64 now_ns);
+
+#endif /* QLAB_SCH_H */

@@ -1,0 +1,143 @@
+#!/bin/sh
+# suite-config: every qdisc through tc: every option set to a non-default
+# value must come back from `tc qdisc show` exactly (dump mirrors change,
+# same units), the shown options fed back to `tc qdisc change` must be the
+# identity, and every invalid option must be rejected with its message,
+# leaving the qdisc as it was.
+. /guest/lib.sh
+check "load the qlab modules" load_qlab || exit 1
+load_extra dummy
+ip link add d0 type dummy && ip link set d0 up
+
+shown() {	# the options part of `tc qdisc show dev d0` for the root qdisc
+	tc qdisc show dev d0 | sed -n "s/^qdisc [a-z]* [0-9a-f]*: root refcnt [0-9]* //p" | sed 's/ *$//'
+}
+
+# roundtrip NAME "ADD OPTIONS" "EXPECTED SHOW"
+roundtrip() {
+	name=$1 add=$2 want=$3
+	tc qdisc del dev d0 root 2>/dev/null
+	# shellcheck disable=SC2086
+	if ! tc qdisc add dev d0 root $add >/tmp/rt.out 2>&1; then
+		fail "$name: tc qdisc add $add"; sed 's/^/    /' /tmp/rt.out; return
+	fi
+	got=$(shown)
+	if [ "$got" = "$want" ]; then pass "$name: dump shows every option as set"
+	else fail "$name: dump"; echo "    want: $want"; echo "    got:  $got"; fi
+	kind=${add%% *}
+	# shellcheck disable=SC2086
+	if tc qdisc change dev d0 root $kind $got >/tmp/rt.out 2>&1 && [ "$(shown)" = "$got" ]; then
+		pass "$name: shown options fed to change are the identity"
+	else
+		fail "$name: change with the shown options"; sed 's/^/    /' /tmp/rt.out; echo "    now: $(shown)"
+	fi
+}
+
+roundtrip "ncq" \
+	"ncq size 100 thresh 0.25 limit 50 variant conf-literal mode probabilistic favor_acks 1 ramp 0.125 seed 42" \
+	"size_bytes 100 thresh 0.25 limit_pkts 50 variant conf-literal mode probabilistic favor_acks 1 ramp 0.125 seed 42"
+roundtrip "ncq defaults" "ncq seed 5" \
+	"size_bytes 130 thresh 0.05 limit_pkts 100 variant journal mode deterministic favor_acks 0 ramp 0.5 seed 5"
+roundtrip "cqaqm" \
+	"cqaqm b_high 60 b_low 600 t_high_local 8 t_low_local 400 t_low_nonlocal 550 scheduler drr weights 3:2 quantum 3000:1500 hysteresis 1 t_low_off 300 t_high_local_off 4 t_low_local_off 350 seed 7" \
+	"b_high 60 b_low 600 t_high_local 8 t_low_local 400 t_low_nonlocal 550 scheduler drr weights 3:2 quantum_bytes 3000:1500 hysteresis 1 t_low_off 300 t_high_local_off 4 t_low_local_off 350 seed 7"
+roundtrip "srd (rd)" \
+	"srd variant rd rate 10000000 d 20000000 k 0.5 buffer 500000 bmax 400000 sd_max 200 sr_max 1400 n_d 3 n_r 5 period 200000000 seed 9" \
+	"variant rd rate_bps 10000000 d_ns 20000000 k 0.5 buffer_bytes 500000 bmax_bytes 400000 sd_max_bytes 200 sr_max_bytes 1400 n_d 3 n_r 5 period_ns 200000000 seed 9"
+roundtrip "srd (srd)" "srd variant srd rate 100000000 seed 3" \
+	"variant srd rate_bps 100000000 d_ns 50000000 k 2 buffer_bytes 0 bmax_bytes 0 sd_max_bytes 1500 sr_max_bytes 1500 n_d 0 n_r 0 period_ns 100000000 seed 3"
+roundtrip "rbwfq (rbaqm)" \
+	"rbwfq aqm rbaqm classes 3 rate 2000000 weights 600:300:100 maxs 4000 u 900000:800000:700000 k 0.001 gain 0.5 tau 20000000 rate_estimate admitted capacity_estimator ewma window 50 capacity_weight 0.02 fair_share 0 ecn 1 limit 80 seed 11" \
+	"aqm rbaqm classes 3 rate_bps 2000000 weights_bytes 600:300:100 maxs_bytes 4000 u_ppm 900000:800000:700000 k 0.001 gain 0.5 tau_ns 20000000 rate_estimate admitted capacity_estimator ewma window_pkts 50 capacity_weight 0.02 fair_share 0 ecn 1 limit_pkts 80 seed 11"
+roundtrip "rbwfq (wred)" \
+	"rbwfq aqm wred classes 3 q_pkts 5:10:20 w_q 0.01 weights 501:251:251 maxs 2000 ecn 1 seed 12" \
+	"aqm wred classes 3 q_pkts 5:10:20 w_q 0.01 weights_bytes 501:251:251 maxs_bytes 2000 ecn 1 seed 12"
+
+# A change keeps the options it does not name; a variant switch starts from
+# that variant's defaults.
+tc qdisc replace dev d0 root ncq size 100 thresh 0.25 seed 1
+tc qdisc change dev d0 root ncq limit 30
+check "ncq: change keeps unnamed options" sh -c \
+	"/sbin/tc qdisc show dev d0 | grep -q 'size_bytes 100 thresh 0.25 limit_pkts 30 '"
+
+# invalid KIND "ADD OPTIONS" MESSAGE: rejected with MESSAGE, state unchanged.
+invalid() {
+	kind=$1 opts=$2 msg=$3
+	before=$(shown)
+	# shellcheck disable=SC2086
+	check_fails_with "$kind: reject '$opts'" "$msg" tc qdisc change dev d0 root $kind $opts
+	[ "$(shown)" = "$before" ] || fail "$kind: a rejected change altered the qdisc"
+}
+tc qdisc replace dev d0 root ncq seed 1
+invalid ncq "thresh 1.5" "thresh: expected a decimal with at most 6 places between 0 and 1"
+invalid ncq "thresh 0.0000001" "thresh: expected a decimal with at most 6 places"
+invalid ncq "limit 0" "limit_pkts: expected an integer between 1 and 1000000"
+invalid ncq "size 70000" "size_bytes: expected an integer between 1 and 65535"
+invalid ncq "mode fast" "mode: expected one of deterministic|probabilistic"
+invalid ncq "variant conf" "variant: expected one of journal|conf-literal"
+invalid ncq "favor_acks 2" "favor_acks"
+invalid ncq "frob 1" "unknown option 'frob'"
+invalid ncq "size" "option 'size' needs a value"
+invalid ncq "seed -1" "seed: expected an integer"
+check_fails_with "ncq: usage text" "Usage: ... ncq" tc qdisc add dev d0 root ncq help
+
+tc qdisc replace dev d0 root cqaqm seed 1
+invalid cqaqm "b_high 5 t_high_local 9" "t_high_local: must be <= b_high (5), got 9"
+invalid cqaqm "t_low_local 700 t_low_nonlocal 650" "t_low_local: must be <= t_low_nonlocal (650), got 700"
+invalid cqaqm "t_low_nonlocal 800" "t_low_nonlocal: must be <= b_low (700), got 800"
+invalid cqaqm "weights 1:2:3" "weights: expected one value or two (high:low)"
+invalid cqaqm "hysteresis 1 t_low_off 700" "t_low_off: must be <= t_low_nonlocal (650) with hysteresis=1"
+invalid cqaqm "scheduler fifo" "scheduler: expected one of strict|wrr|drr"
+invalid cqaqm "quantum 0" "quantum_bytes"
+check_fails_with "cqaqm: usage text" "Usage: ... cqaqm" tc qdisc add dev d0 root cqaqm help
+
+tc qdisc replace dev d0 root srd rate 10000000 seed 1
+invalid srd "buffer 1000" "B_R = min(B_max, B - B_D) must be > 0"
+invalid srd "k 0" "k: expected a decimal with at most 6 places between 0.000001 and 1000"
+invalid srd "rate 10" "rate_bps: expected an integer between 1000 and"
+invalid srd "variant xrd" "variant must be one of srd|rd"
+check_fails_with "srd: usage text" "Usage: ... srd" tc qdisc add dev d0 root srd help
+
+tc qdisc replace dev d0 root rbwfq aqm wred seed 1
+invalid rbwfq "aqm wred classes 3 q_pkts 5:10" "q_pkts: expected 1 or 3 values (classes), got 2"
+invalid rbwfq "aqm rbaqm classes 2 weights 1:2:3" "weights_bytes: expected 1 or 2 values (classes), got 3"
+invalid rbwfq "aqm rbaqm window 300" "window_pkts: expected an integer between 1 and 256"
+invalid rbwfq "q_pkts 5 rate 100" "give aqm rbaqm|wred"
+invalid rbwfq "aqm red" "aqm must be one of rbaqm|wred"
+check_fails_with "rbwfq: usage text" "Usage: ... rbwfq" tc qdisc add dev d0 root rbwfq help
+
+# The kernel's own checks on raw netlink (what tc never sends): policy
+# ranges, attribute sizes, a list of the wrong size, another variant's attribute.
+raw() {	# raw NAME KIND ATTR TYPE VALUE MESSAGE
+	name=$1 kind=$2 msg=$6
+	out=$(qfuzz d0 "$kind" set "$3" "$4" "$5")
+	case $out in
+	"error 0:"*) fail "$name: accepted ($out)" ;;
+	*"$msg"*) pass "$name: $out" ;;
+	*) fail "$name: want '$msg', got '$out'" ;;
+	esac
+}
+tc qdisc replace dev d0 root ncq seed 1
+raw "netlink: ncq thresh above 10^6 ppm" ncq 4 u32 1000001 "out of range"
+raw "netlink: ncq size_bytes 0" ncq 3 u32 0 "out of range"
+raw "netlink: ncq mode 2" ncq 7 u8 2 "out of range"
+raw "netlink: ncq size_bytes as u8" ncq 3 u8 1 "policy validation"
+tc qdisc replace dev d0 root cqaqm seed 1
+raw "netlink: cqaqm quantum list of 6 bytes" cqaqm 10 len:6 1 "list parameter: expected 1 to 8 u32 values"
+raw "netlink: cqaqm quantum list of 36 bytes" cqaqm 10 len:36 1 "error -34"
+tc qdisc replace dev d0 root srd seed 1
+raw "netlink: srd variant 2" srd 3 u8 2 "out of range"
+raw "netlink: srd d_ns 0" srd 5 u64 0 "out of range"
+tc qdisc replace dev d0 root rbwfq aqm rbaqm seed 1
+raw "netlink: wred attribute while rbaqm runs" rbwfq 20 u32 3 "belongs to another aqm than the rbaqm in use"
+
+# JSON output carries the options and the statistics by name.
+tc qdisc replace dev d0 root ncq size 100 seed 3
+check "ncq: tc -j -s shows options and statistics as JSON" sh -c \
+	"/sbin/tc -j -s qdisc show dev d0 | grep -q '\"size_bytes\":100,.*\"seed\":3.*\"favoured\":0,.*\"bands\":\[{\"band\":0,'"
+tc qdisc replace dev d0 root rbwfq aqm wred classes 2 weights 1500 seed 3
+check "rbwfq: tc -j -s shows per-class P" sh -c \
+	"/sbin/tc -j -s qdisc show dev d0 | grep -q '\"aqm\":\"wred\".*\"p\":\"0.000000\",\"p_q32\":0'"
+
+tc qdisc del dev d0 root
+ip link del d0
