@@ -7,13 +7,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake --workflow-profile workflows/profiles/local
 
-.PHONY: all setup build reproduce test lint clean help
+.PHONY: all setup build reproduce test test-docker lint clean help
 
 all: help
 
 help:
 	@echo "make reproduce [PROFILE=quick|paper] [CORES=n]   regenerate every figure and the report"
+	@echo "make reproduce RUNTIME=docker                    the same, every job in qlab's Docker images"
 	@echo "make test                                        install what is missing and run every test"
+	@echo "make test-docker                                 build the base and ns-3 images, compare a job with native"
 	@echo "make build                                       build the discipline core and the runners"
 
 setup:
@@ -23,16 +25,28 @@ build: setup
 	@$(SNAKEMAKE) build/core/qcore-replay build/ns3/qlab-ns3-run --cores $(CORES) --quiet all
 
 reproduce: build
-ifneq ($(RUNTIME),native)
-	@echo "make reproduce: RUNTIME=$(RUNTIME) is not available yet (only native); see issue 7" >&2; exit 2
-endif
+ifeq ($(RUNTIME),docker)
+	@$(VENV)/bin/qlab validate
+	@$(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
+	    $(if $(QUARTO_DEB),--config quarto_deb=$(QUARTO_DEB)) --quiet rules -- build/images/ns3.json build/images/analysis.json
+	@$(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
+	    --config profile=$(PROFILE) results=$(RESULTS) $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet rules reason host
+	@echo "report: $(abspath reports/_site/index.html)"
+else ifneq ($(RUNTIME),native)
+	@echo "make reproduce: RUNTIME=$(RUNTIME) is not available (native or docker)" >&2; exit 2
+else
 	@$(VENV)/bin/qlab validate
 	@$(SNAKEMAKE) --cores $(CORES) --config profile=$(PROFILE) results=$(RESULTS) \
 	    --quiet rules reason host
 	@echo "report: $(abspath reports/_site/index.html)"
+endif
 
 test: setup
 	@scripts/test.sh
+
+# Minutes from a cold Docker cache; a note and exit 0 when no engine answers.
+test-docker: setup
+	@tests/test_docker.sh
 
 lint: setup
 	@$(VENV)/bin/ruff check qlab tests benchmarks disciplines

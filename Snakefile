@@ -6,6 +6,8 @@ include: "workflows/build.smk"
 include: "workflows/simulate.smk"
 include: "workflows/analyze.smk"
 include: "workflows/report.smk"
+include: "workflows/containers.smk"
+include: "workflows/linux.smk"
 
 
 rule all:

@@ -188,6 +188,54 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_images(args: argparse.Namespace) -> int:
+    from qlab import containers
+
+    if args.action == "prune":
+        try:
+            removed = containers.prune()
+        except containers.ImageError as exc:
+            return _fail([f"qlab images: {exc}"])
+        print(f"removed {len(removed)} older builds: {' '.join(removed)}".rstrip(": "))
+        return 0
+    if args.action == "list":
+        for name, img in containers.IMAGES.items():
+            stamp = containers.stamps([name]).get(name, {})
+            print(f"{name:9} {stamp.get('tag', '(not built)'):28} {stamp.get('id', '')[:19]:19}"
+                  f"  {'default' if img.default else 'optional'}")
+        return 0
+    names = args.names or [n for n, i in containers.IMAGES.items() if i.default]
+    quarto = Path(args.quarto_deb) if args.quarto_deb else None
+    if quarto and not quarto.is_file():
+        return _fail([f"qlab images: --quarto-deb {quarto}: no such file"])
+    try:
+        for name in names:
+            # an image's base first, so `qlab images build ns3` works from nothing
+            chain: list[str] = []
+            n: str | None = name
+            while n and n not in chain:
+                chain.insert(0, n)
+                n = containers.IMAGES[n].base if n in containers.IMAGES and not args.no_deps else None
+            for n in chain:
+                doc = containers.build(n, quarto_deb=quarto if n == "analysis" else None)
+                print(f"{n}: {doc['tag']} {doc['id']}")
+    except containers.ImageError as exc:
+        return _fail([f"qlab images: {exc}"])
+    return 0
+
+
+def cmd_export_images(args: argparse.Namespace) -> int:
+    from qlab import containers
+
+    names = args.names or ["base", *[n for n in containers.stamps() if n != "base"]]
+    try:
+        tags = containers.export(names, Path(args.out))
+    except containers.ImageError as exc:
+        return _fail([f"qlab export-images: {exc}"])
+    print(f"{args.out}: {' '.join(tags)} (load with: docker load -i {args.out})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="qlab", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"qlab {__version__}")
@@ -236,6 +284,21 @@ def build_parser() -> argparse.ArgumentParser:
     rd.add_argument("--site", default=str(paths.REPORTS / "_site"), help="where the HTML goes")
     rd.add_argument("--fallback", action="store_true", help="use knitr + pandoc even if quarto exists")
     rd.set_defaults(func=cmd_render)
+
+    im = sub.add_parser("images", help="build qlab's Docker images (containers/), list them, "
+                        "or remove older builds of them (prune)")
+    im.add_argument("action", choices=("build", "list", "prune"))
+    im.add_argument("names", nargs="*", help="images (default: base ns3 analysis)")
+    im.add_argument("--quarto-deb", help="a Quarto .deb to install in the analysis image")
+    im.add_argument("--no-deps", action="store_true",
+                    help="not the images they are built FROM (those must be built)")
+    im.set_defaults(func=cmd_images)
+
+    ex = sub.add_parser("export-images", help="write built images to a tarball (docker save)")
+    ex.add_argument("names", nargs="*", help="images (default: every built one)")
+    ex.add_argument("--out", default="build/qlab-images.tar",
+                    help="tarball to write (.tar.gz: gzip-compressed)")
+    ex.set_defaults(func=cmd_export_images)
     return p
 
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -49,7 +52,64 @@ def scenario_sha256(scen: sc.Scenario) -> str:
     return h.hexdigest()
 
 
-def collect(scenarios: list[sc.Scenario], profile: str) -> dict[str, Any]:
+def _images(results: Path | None) -> dict[str, Any]:
+    """Under the docker runtime (QLAB_RUNTIME, set by workflows/containers.smk):
+    the images the workflow runs in, from their stamps (tag, id, manifest), and
+    the images the runs under `results` recorded in their run.json."""
+    from qlab import containers
+
+    out: dict[str, Any] = {"runtime": os.environ.get("QLAB_RUNTIME", "native")}
+    names = [n for n in os.environ.get("QLAB_IMAGES", "").split(",") if n]
+    stamps = containers.stamps(names) if out["runtime"] == "docker" else {}
+    out["images"] = [
+        {"name": n, "tag": d.get("tag"), "id": d.get("id"), "base": d.get("base"),
+         "built_from_commit": (d.get("labels") or {}).get("org.opencontainers.image.revision"),
+         "created": d.get("created"), "size_bytes": d.get("size_bytes"),
+         "manifest_sha256": d.get("manifest_sha256"), "manifest": d.get("manifest")}
+        for n, d in stamps.items()
+    ]
+    used: dict[tuple, int] = {}
+    for run_json in sorted(results.rglob("run.json")) if results and results.is_dir() else []:
+        try:
+            img = json.loads(run_json.read_text(encoding="utf-8")).get("image")
+        except (OSError, ValueError):
+            continue
+        img = img if isinstance(img, dict) else {}  # native runs: name, tag and id None
+        key = (img.get("name"), img.get("tag"), img.get("id"))
+        used[key] = used.get(key, 0) + 1
+    out["run_images"] = [{"name": k[0], "tag": k[1], "id": k[2], "runs": v}
+                         for k, v in sorted(used.items(), key=lambda kv: str(kv[0]))]
+    return out
+
+
+def _from_images(images: list[dict[str, Any]], section: str, names: tuple[str, ...]) -> dict[str, Any]:
+    """Versions of some packages as the images have them (first image that does)."""
+    out: dict[str, Any] = {}
+    for name in names:
+        found = [((i.get("manifest") or {}).get(section) or {}).get(name) for i in images]
+        out[name] = next((v for v in found if v), None)
+    return out
+
+
+def changes(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """Versions that differ between two provenance records (packages, Python
+    packages, images and their manifests)."""
+
+    def flat(doc: dict[str, Any]) -> dict[str, str]:
+        out = {f"debian {k}": v for k, v in (doc.get("packages") or {}).items()}
+        out |= {f"python {k}": v for k, v in (doc.get("python_packages") or {}).items()}
+        for img in doc.get("images") or []:
+            out[f"image {img.get('name')}"] = img.get("id")
+            for section, pkgs in (img.get("manifest") or {}).items():
+                out |= {f"image {img.get('name')}: {section} {k}": v for k, v in pkgs.items()}
+        return out
+
+    old, new = flat(previous), flat(current)
+    return [f"{k}: {old.get(k) or 'absent'} -> {new.get(k) or 'absent'}"
+            for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
+
+
+def collect(scenarios: list[sc.Scenario], profile: str, results: Path | None = None) -> dict[str, Any]:
     py = {}
     for name in PYTHON_PACKAGES:
         try:
@@ -57,6 +117,11 @@ def collect(scenarios: list[sc.Scenario], profile: str) -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             py[name] = None
     status = _git("status", "--porcelain", "--untracked-files=no")
+    images = _images(results)
+    packages = {p: _dpkg_version(p) for p in DEBIAN_PACKAGES}
+    if images["images"]:  # the versions the jobs ran with are the images'
+        packages = _from_images(images["images"], "debian", DEBIAN_PACKAGES)
+        py = _from_images(images["images"], "python", PYTHON_PACKAGES)
     return {
         "git_commit": _git("rev-parse", "HEAD") or "unknown",
         "git_dirty": bool(status) if status is not None else None,
@@ -67,14 +132,46 @@ def collect(scenarios: list[sc.Scenario], profile: str) -> dict[str, Any]:
              "seeds": sc.resolve(s, profile)["seeds"], "backends": sc.resolve(s, profile)["backends"]}
             for s in scenarios if not s.abstract
         ],
-        "packages": {p: _dpkg_version(p) for p in DEBIAN_PACKAGES},
+        "packages": packages,
         "python_packages": py,
+        **images,
     }
 
 
 def write(out: Path, scenarios: list[sc.Scenario], profile: str) -> None:
     # always written, so the output is never older than the rule's inputs
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(sc.canonical_json(collect(scenarios, profile)), encoding="utf-8")
-    tmp.replace(out)
+    doc = collect(scenarios, profile, out.parent)
+    # The previous record is kept beside it (not a workflow output, so the
+    # workflow does not delete it): a rerun says which versions changed.
+    last = out.with_name(f"{out.stem}.last.json")
+    try:
+        previous = json.loads(last.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        previous = None
+    doc["changes_since_previous"] = changes(previous, doc) if previous else []
+    if previous and doc["changes_since_previous"]:
+        print(f"warning: versions differ from the previous report's ({previous.get('git_commit')}):",
+              file=sys.stderr)
+        for line in doc["changes_since_previous"]:
+            print(f"  {line}", file=sys.stderr)
+    text = sc.canonical_json(doc)
+    for path in (out, last):
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+
+
+def warn_changes(path: Path, since: float) -> None:
+    """After a workflow run that rewrote provenance.json: say on stderr when
+    its versions differ from the previous report's (the page lists them)."""
+    try:
+        if path.stat().st_mtime < since:
+            return
+        changed = json.loads(path.read_text(encoding="utf-8")).get("changes_since_previous") or []
+    except (OSError, ValueError):
+        return
+    if changed:
+        print(f"warning: {len(changed)} package or image versions differ from the previous report's "
+              f"(listed in {path} and on the provenance page), e.g. {changed[0]}", file=sys.stderr)
+

@@ -52,6 +52,12 @@ def run_job(job_file: Path, out_dir: Path, log: Path | None = None) -> dict[str,
         "valid": facts.get("valid", True),
         "invalid_reasons": facts.get("invalid_reasons", []),
     }
+    if facts.get("fidelity"):  # emulation backends: what the validity checks measured
+        run["fidelity"] = facts["fidelity"]
+    if os.environ.get("QLAB_IMAGE"):  # ran in one of qlab's images (scripts/in-image)
+        from qlab import containers
+
+        run["image"] = containers.current_image()
     (work / "run.json").write_text(json.dumps(run, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     (work / "runner.json").unlink(missing_ok=True)
     problems = traces.check_dir(work)

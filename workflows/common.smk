@@ -13,7 +13,10 @@ configfile: "workflows/config.yaml"
 
 validate(config, "config.schema.json")
 
-PY = sys.executable
+RUNTIME = config["runtime"]  # native | docker (workflows/containers.smk)
+# In an image, `python3` is the image's Python; on the host under docker, the
+# checkout's (containers.smk puts it first on PATH).
+PY = sys.executable if RUNTIME == "native" else "python3"
 RESULTS = config["results"].rstrip("/")
 SITE = config["site"].rstrip("/")
 PROFILE = config["profile"]
@@ -66,7 +69,7 @@ def runs_of_scenario(wildcards):
         f"{RESULTS}/{j.rel_dir}/run.json"
         for j in JOBS
         if j.scenario == scenario and j.backend == wildcards.backend
-    ]
+    ] + image_of(wildcards.backend)
 
 
 def scenario_files(wildcards):
@@ -83,9 +86,18 @@ def collected_of_paper(wildcards):
             for j in JOBS
             if j.scenario.split("/")[0] == wildcards.paper
         }
-    )
+    ) + image_of("analysis")
 
 
 def runner_tools(wildcards):
-    """Programs a backend's runner needs; building them is a rule (build.smk)."""
+    """Programs a backend's runner needs; building them is a rule (build.smk).
+    Under the docker runtime the runner is built into the backend's image."""
+    if RUNTIME == "docker":
+        return image_of(wildcards.backend)
     return [str(p) for p in qlab_backends.get(wildcards.backend).tools().values()]
+
+
+def image_of(name):
+    """The stamp of the image a job runs in, under the docker runtime (a rule
+    of containers.smk builds it); nothing natively."""
+    return [f"build/images/{name}.json"] if RUNTIME == "docker" else []
