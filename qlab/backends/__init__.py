@@ -9,10 +9,12 @@ run.json, validation, atomic placement), identically for every backend.
 from __future__ import annotations
 
 from qlab.backends.base import Backend, BackendError
+from qlab.backends.mininet import MininetBackend
 from qlab.backends.ns3 import Ns3Backend
 
 BACKENDS: dict[str, type[Backend]] = {
     Ns3Backend.name: Ns3Backend,
+    MininetBackend.name: MininetBackend,
 }
 
 

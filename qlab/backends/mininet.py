@@ -1,0 +1,159 @@
+"""Mininet backend: Ansible runs the job in Mininet with qlab-emu as the bottleneck.
+
+``run()`` calls ``ansible-playbook playbooks/run-job.yml`` against an inventory
+(``inventories/localhost.yml`` unless ``QLAB_MININET_INVENTORY`` names another);
+the playbook checks the emulation host, builds ``qlab-emu`` there, runs
+``disciplines/emu/qlab_mn_run.py`` (Debian's ``/usr/bin/python3``, which can
+import Mininet) and fetches the plain trace tables and ``runner.json`` into
+the work directory. The runner's facts carry ``valid``/``invalid_reasons``
+from the emulator's fidelity checks.
+
+If this process dies, ansible-playbook gets SIGTERM (PR_SET_PDEATHSIG)
+and the helper's reaper (its own session on the emulation host) stops the
+helper and removes what the run created. SIGTERM/SIGINT to this process
+terminates ansible-playbook and its descendants first (the helper cleans up
+on SIGTERM).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from qlab import paths
+from qlab.backends.base import Backend, BackendError
+
+PLAYBOOK = paths.ROOT / "playbooks" / "run-job.yml"
+INVENTORY = Path(os.environ.get("QLAB_MININET_INVENTORY", paths.ROOT / "inventories" / "localhost.yml"))
+HELPER = paths.ROOT / "disciplines" / "emu" / "qlab_mn_run.py"
+EMU_SOURCES = paths.ROOT / "disciplines" / "emu" / "qlab-emu.c"
+
+
+def _ansible_playbook() -> Path:
+    """ansible-playbook beside this interpreter (the venv), else on PATH."""
+    here = Path(sys.executable).parent / "ansible-playbook"
+    if here.exists():
+        return here
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        if (Path(d) / "ansible-playbook").exists():
+            return Path(d) / "ansible-playbook"
+    return here
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the parent (this process) dies."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+
+
+def _ansible_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("ansible-core")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class _Interrupted(Exception):
+    pass
+
+
+class MininetBackend(Backend):
+    name = "mininet"
+
+    def tools(self) -> dict[str, Path]:
+        # qlab-emu is built on the emulation host by the playbook (role
+        # emu_host), so the sources are what a run needs here.
+        return {
+            "ansible-playbook (pip install -r requirements.txt)": _ansible_playbook(),
+            "the playbook": PLAYBOOK,
+            "the Mininet run helper": HELPER,
+            "the qlab-emu sources": EMU_SOURCES,
+        }
+
+    def run(self, job_file: Path, workdir: Path, log: Path | None) -> dict[str, Any]:
+        self.check_tools()
+        cmd = [
+            str(_ansible_playbook()), "-i", str(INVENTORY), str(PLAYBOOK),
+            "-e", json.dumps({"qlab_job": str(Path(job_file).resolve()),
+                              "qlab_out": str(Path(workdir).resolve())}),
+        ]
+        env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0",
+                   ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
+                   ANSIBLE_CONFIG=str(paths.ROOT / "playbooks" / "ansible.cfg"))
+        t0 = time.monotonic()
+        with open(log, "ab") if log else open(os.devnull, "wb") as out:
+            # Ansible's workers make themselves session leaders, so killing
+            # this job's process group does not reach them: ansible-playbook
+            # gets SIGTERM when this process dies (PR_SET_PDEATHSIG) and then
+            # terminates its workers' groups (the run helper among them); the
+            # helper's reaper removes the network.
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT,
+                                    preexec_fn=_die_with_parent)
+
+            def interrupt(_sig: int, _frame: object) -> None:
+                raise _Interrupted()
+
+            old = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGINT)}
+            try:
+                rc = proc.wait()
+            except _Interrupted:
+                self._kill_tree(proc)
+                raise BackendError(f"mininet run of {job_file} interrupted") from None
+            finally:
+                for s, h in old.items():
+                    signal.signal(s, h)
+        if rc != 0:
+            tail = log.read_text(errors="replace").strip().splitlines()[-15:] if log else []
+            raise BackendError(f"ansible-playbook failed on {job_file} (exit {rc})"
+                               + (":\n  " + "\n  ".join(tail) if tail else ""))
+        try:
+            facts = json.loads((workdir / "runner.json").read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise BackendError(f"the mininet run wrote no readable runner.json in {workdir}: {exc}") from None
+        facts.setdefault("versions", {})["ansible-core"] = _ansible_version()
+        # The whole launch (Ansible, Mininet set-up and teardown), beside the
+        # helper's own wall_time_s; emu-summary.json stays with the traces.
+        facts["launch_wall_s"] = round(time.monotonic() - t0, 3)
+        return facts
+
+    @staticmethod
+    def _kill_tree(proc: subprocess.Popen) -> None:
+        """SIGTERM ansible-playbook and every descendant (the run helper cleans
+        up on SIGTERM), then SIGKILL what is left; only processes this run started."""
+        def descendants(root: int) -> list[int]:
+            children: dict[int, list[int]] = {}
+            for d in Path("/proc").iterdir():
+                if d.name.isdigit():
+                    try:
+                        ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    except (OSError, IndexError, ValueError):
+                        continue
+                    children.setdefault(ppid, []).append(int(d.name))
+            out, todo = [], [root]
+            while todo:
+                pid = todo.pop()
+                out.append(pid)
+                todo.extend(children.get(pid, []))
+            return out
+
+        for sig, wait_s in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
+            for pid in reversed(descendants(proc.pid)):  # deepest (the helper) first
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass
+            try:
+                proc.wait(timeout=wait_s)
+                return
+            except subprocess.TimeoutExpired:
+                continue
