@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test of qlab: C core, ns-3 runner, R analysis, lint, Python + end-to-end.
+# Every test of qlab: C core, ns-3 runner, Linux qdiscs (VM), emulator, R analysis,
+# lint, Python + end-to-end (ns-3 and Mininet).
 # Called by `make test` (after scripts/setup.sh). pytest runs last, so its
 # summary line is the run's closing line.
 set -euo pipefail
@@ -19,6 +20,13 @@ step "ns-3: runner, golden vectors through the adapter, typed queue discs"
 bash disciplines/ns3/tests/test_runner.sh build/ns3/qlab-ns3-run
 bash disciplines/ns3/tests/test_golden.sh build/ns3/qlab-ns3-golden
 bash disciplines/ns3/tests/test_typed.sh build/ns3
+
+step "Linux qdiscs: modules and tc plugins, tested in a VM booting Debian's kernel"
+bash disciplines/linux/tests/run.sh
+
+step "emulation: qlab-emu build, Ansible lint"
+make -s -C disciplines/emu
+"$VENV/bin/ansible-lint" --offline -q roles/emu_preflight roles/emu_host roles/emu_run playbooks/run-job.yml
 
 step "R: analysis (testthat)"
 Rscript -e 'res <- testthat::test_dir("analysis/tests/testthat", reporter = "summary", stop_on_failure = TRUE)'
