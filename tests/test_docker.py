@@ -280,3 +280,27 @@ def test_export_images_writes_a_loadable_tarball(images, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "qlab", "export-images", "nosuch", "--out", str(out)],
                          cwd=REPO, capture_output=True, text=True)
     assert bad.returncode == 2 and "no stamp for nosuch" in bad.stderr
+
+
+@with_docker
+@needs(REPO / "build" / "linux" / "kmod" / "sch_ncq.ko")
+def test_the_kmod_image_builds_the_modules_and_plugins_as_the_host_does(images, tmp_path):
+    """containers/kmod does disciplines/linux's build: the same modules (same
+    kernel, same vermagic) and tc plugins as the host's build/linux."""
+    proc = subprocess.run([sys.executable, "-m", "qlab", "images", "build", "kmod"], cwd=REPO,
+                          capture_output=True, text=True, timeout=3600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "linux"
+    env = dict(os.environ, QLAB_IMAGE_MOUNTS=str(tmp_path))
+    build = ["scripts/in-image", "kmod", "make", "-s", "-C", "disciplines/linux", f"BUILD={out}"]
+    proc = subprocess.run(build, cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+    def vermagic(ko: Path) -> str:
+        return subprocess.run(["modinfo", "-F", "vermagic", str(ko)], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    for name in ("qlab_core", "sch_ncq", "sch_cqaqm", "sch_srd", "sch_rbwfq"):
+        assert vermagic(out / "kmod" / f"{name}.ko") == vermagic(REPO / "build/linux/kmod" / f"{name}.ko")
+    for name in ("ncq", "cqaqm", "srd", "rbwfq"):
+        assert (out / "tc" / f"q_{name}.so").stat().st_size > 0
