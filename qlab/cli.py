@@ -148,7 +148,11 @@ def cmd_collect(args: argparse.Namespace) -> int:
     from qlab import scenario as sc
 
     try:
-        scen = sc.load(paths.SCENARIOS / f"{args.scenario}.yaml")
+        # the workflow names the file it expanded (its scenarios may live
+        # outside scenarios/); a bare id means scenarios/<id>.yaml
+        path = Path(args.scenario) if args.scenario.endswith(".yaml") \
+            else paths.SCENARIOS / f"{args.scenario}.yaml"
+        scen = sc.load(path)
         out = collect_mod.collect(scen, args.profile, args.backend, Path(args.results))
     except sc.ScenarioError as exc:
         return _fail(exc.problems)
@@ -163,7 +167,7 @@ def cmd_provenance(args: argparse.Namespace) -> int:
     from qlab import scenario as sc
 
     try:
-        scenarios = sc.load_all()
+        scenarios = sc.load_all(args.files or None)
     except sc.ScenarioError as exc:
         return _fail(exc.problems)
     provenance.write(Path(args.out), scenarios, args.profile)
@@ -268,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.set_defaults(func=cmd_replay)
 
     co = sub.add_parser("collect", help="gather a scenario's traces into tidy tables")
-    co.add_argument("scenario", help="scenario id, e.g. ncq-conf/flows")
+    co.add_argument("scenario", help="scenario id (ncq-conf/flows: scenarios/<id>.yaml) or its .yaml file")
     co.add_argument("--profile", default="quick", choices=PROFILES)
     co.add_argument("--backend", default="ns3")
     co.add_argument("--results", default="results")
@@ -277,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     pv = sub.add_parser("provenance", help="write provenance.json (commit, hashes, versions)")
     pv.add_argument("--profile", default="quick", choices=PROFILES)
     pv.add_argument("--out", default="results/provenance.json")
+    pv.add_argument("files", nargs="*", help="the scenario files run (default: every scenarios/*/*.yaml)")
     pv.set_defaults(func=cmd_provenance)
 
     rd = sub.add_parser("render", help="render the report (quarto, or knitr + pandoc without it)")

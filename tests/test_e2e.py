@@ -140,6 +140,12 @@ def test_second_run_simulates_nothing_and_one_change_reruns_only_its_jobs(run):
     after = {d: (d / "run.json").stat().st_mtime_ns for d in run_dirs(tmp)}
     changed = sorted(str(d.relative_to(tmp / "results")) for d in after if after[d] != before.get(d))
     assert changed == [f"ncq-conf/thresh/ns3/ncq-0.01_flows-50/seed-{s}" for s in (1, 2)]
+    # collect and provenance read the files the workflow ran, not scenarios/ of the checkout
+    collected = json.loads((tmp / "results/ncq-conf/thresh/ns3/scenario.json").read_text())
+    assert collected["series"]["ncq-0.01"]["params"]["thresh"] == 0.02
+    prov = json.loads((tmp / "results/provenance.json").read_text())
+    assert {s["file"] for s in prov["scenarios"]} == {str(p) for p in scen_dir.glob("*.yaml")
+                                                      if p.name != "defaults.yaml"}
 
 
 def test_after_a_rerun_the_next_run_does_nothing(run):

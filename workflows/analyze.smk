@@ -35,6 +35,8 @@ rule provenance:
         py=PY,
         profile=PROFILE,
         git=GIT_STATE,
+        # the scenarios this workflow runs (they may live outside scenarios/)
+        files=" ".join(shlex.quote(str(f)) for f in dict.fromkeys(f for s in SCENARIOS for f in s.files)),
     threads: 1
     shell:
-        "{params.py} -m qlab provenance --profile {params.profile} --out {output} > {log} 2>&1"
+        "{params.py} -m qlab provenance --profile {params.profile} --out {output} {params.files} > {log} 2>&1"

@@ -1,4 +1,5 @@
 # Configuration, scenario expansion and the input functions every module uses.
+import shlex
 import sys
 from pathlib import Path
 

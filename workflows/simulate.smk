@@ -42,5 +42,5 @@ rule collect:
         results=lambda w, output: Path(output.flows).parents[3],
     threads: 1
     shell:
-        "{params.py} -m qlab collect {wildcards.paper}/{wildcards.name} --profile {params.profile}"
+        "{params.py} -m qlab collect {input.scenario[0]:q} --profile {params.profile}"
         " --backend {wildcards.backend} --results {params.results} > {log} 2>&1"
