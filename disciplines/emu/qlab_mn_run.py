@@ -196,11 +196,16 @@ def reap(tag: str, owner: int, leader: int, leader_parent: int) -> None:
     cleanup(tag)
 
 
-def start_reaper(tag: str) -> subprocess.Popen:
+def start_reaper(tag: str, watch_launcher: bool) -> subprocess.Popen:
+    """watch_launcher: also end the run when its process group's leader or
+    that leader's parent dies (Ansible's worker and ansible-playbook);
+    otherwise only the helper's own death ends it (a run started from a
+    shell that exits, or under nohup, goes on)."""
     env = {k: v for k, v in os.environ.items() if k != TAG_ENV}
+    leader = os.getpgrp() if watch_launcher else os.getpid()
     return subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "--reap", tag, str(os.getpid()), str(os.getpgrp()),
-         str(_ppid(os.getpgrp()))],
+        [sys.executable, str(Path(__file__).resolve()), "--reap", tag, str(os.getpid()), str(leader),
+         str(_ppid(leader)) if watch_launcher else "0"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, env=env, close_fds=True)
 
@@ -574,6 +579,8 @@ def main() -> int:
     p.add_argument("--rt-priority", type=int, default=50,
                    help="qlab-emu's SCHED_FIFO priority (0: normal scheduling)")
     p.add_argument("--tag", help="name prefix of the run's nodes (default: random q + 3 hex digits)")
+    p.add_argument("--watch-launcher", action="store_true",
+                   help="also stop when the launcher (Ansible's worker or ansible-playbook) dies")
     p.add_argument("--cleanup", metavar="TAG", help="remove what run TAG left behind")
     p.add_argument("--cleanup-stale", action="store_true", help="clean every run whose owner died")
     p.add_argument("--reap", nargs=4, metavar=("TAG", "PID", "PGID", "PGID_PARENT"), help=argparse.SUPPRESS)
@@ -605,7 +612,7 @@ def main() -> int:
     if len(tag) > 5 or not tag.isalnum():
         p.error("--tag: at most 5 letters or digits (interface names are limited to 15 characters)")
     (STATE_DIR / f"{tag}.json").write_text(json.dumps({"tag": tag, "pid": os.getpid(), "job": str(a.job)}))
-    reaper = start_reaper(tag)
+    reaper = start_reaper(tag, a.watch_launcher)
     os.environ[TAG_ENV] = tag
 
     def on_term(_sig, _frame):
