@@ -3,6 +3,8 @@ PROFILE ?= quick
 RUNTIME ?= native
 CORES ?= $(shell nproc)
 RESULTS ?= results
+# ns3, and mininet where this machine can emulate (root, Mininet installed)
+BACKENDS ?= $(shell scripts/backends)
 VENV := .venv
 PY := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake --workflow-profile workflows/profiles/local
@@ -36,7 +38,7 @@ else ifneq ($(RUNTIME),native)
 	@echo "make reproduce: RUNTIME=$(RUNTIME) is not available (native or docker)" >&2; exit 2
 else
 	@$(VENV)/bin/qlab validate
-	@$(SNAKEMAKE) --cores $(CORES) --config profile=$(PROFILE) results=$(RESULTS) \
+	@$(SNAKEMAKE) --cores $(CORES) --config profile=$(PROFILE) results=$(RESULTS) backends='$(BACKENDS)' \
 	    --quiet rules reason host
 	@echo "report: $(abspath reports/_site/index.html)"
 endif

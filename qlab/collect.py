@@ -20,12 +20,14 @@ from typing import Any
 from qlab import scenario as sc
 from qlab import traces
 
-RUN_COLUMNS = ("sim_end_s", "all_completed", "wall_time_s", "valid", "job_sha256")
+RUN_COLUMNS = ("sim_end_s", "all_completed", "wall_time_s", "valid", "job_sha256", "invalid_reasons")
 
 
 def _fmt(v: Any) -> Any:
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
+    if isinstance(v, list):  # invalid_reasons: one field, NA when there are none
+        return "; ".join(map(str, v)) or None
     return v
 
 

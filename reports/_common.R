@@ -66,7 +66,12 @@ load_paper_context <- function(paper) {
     paper = paper,
     spec = spec,
     missing = FALSE,
-    figures = purrr::map(figures, function(table) dplyr::filter(table, .data$backend == .env$backend)),
+    # items that compare backends keep every backend's rows
+    figures = purrr::imap(figures, function(table, file) {
+      item <- purrr::detect(spec$items, function(i) identical(i$file, file))
+      if (isTRUE(item$all_backends) || identical(item$kind, "backend_ratio_vs_x")) table
+      else dplyr::filter(table, .data$backend == .env$backend)
+    }),
     claims = dplyr::filter(claims, .data$backend == .env$backend),
     backend = backend,
     backends = backends,
@@ -74,6 +79,7 @@ load_paper_context <- function(paper) {
       path <- file.path(scenario_results_dir(qlab_results, scenario, backend), "scenario.json")
       if (file.exists(path)) read_scenario_json(path) else NULL
     }),
+    backends_of = purrr::map(stats::setNames(scenarios, scenarios), function(s) list_backends(qlab_results, s)),
     provenance = read_provenance(qlab_results),
     source_note = source_note
   )
@@ -116,17 +122,58 @@ plot_item <- function(ctx, id) {
   item <- paper_item(ctx, id)
   if (item$kind == "diagram") {
     scenario <- ctx$scenarios[[item$scenario]]
-    if (is.null(scenario)) stop(sprintf("%s: no scenario.json for %s", id, item$scenario))
+    if (is.null(scenario)) {
+      return(no_data_plot(sprintf("No results for %s in %s", item$scenario, qlab_results)))
+    }
     return(plot_dumbbell(dumbbell_parameters(scenario)))
   }
   table <- ctx$figures[[item$file]]
+  if (nrow(table) == 0) {
+    return(no_data_plot(sprintf("No results for %s in %s", item$scenario, qlab_results)))
+  }
+  if (isTRUE(item$all_backends)) {
+    return(plot_metric_vs_x_by_backend(table, item$x_label, item$y_label, item$y_scale %||% 1))
+  }
   switch(item$kind,
     metric_vs_x = plot_metric_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1),
+    backend_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, unlist(item$metric_labels)),
     tasks_over_time = plot_tasks_over_time(table, item$x_label, item$y_label),
     paired_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, unlist(item$metric_labels)),
     metric_by_series = plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, unlist(item$metric_labels),
                                              item_reference(ctx, item))
   )
+}
+
+#' A placeholder plot that says why there is no data.
+no_data_plot <- function(text) {
+  ggplot2::ggplot() +
+    ggplot2::annotate("text", x = 0, y = 0, label = text, size = 4) +
+    ggplot2::theme_void()
+}
+
+#' Every run a backend marked invalid (its fidelity checks failed), with the
+#' reasons, and per backend and series how many runs were valid: the runs
+#' the figures leave out.
+print_run_validity <- function(ctx, scenario) {
+  runs <- purrr::map_dfr(ctx$backends_of[[scenario]] %||% character(), function(backend) {
+    read_runs_table(file.path(scenario_results_dir(qlab_results, scenario, backend), "runs.csv.gz"))
+  })
+  if (nrow(runs) == 0) {
+    cat("\nNo runs of ", scenario, " in ", qlab_results, ".\n\n", sep = "")
+    return(invisible())
+  }
+  counts <- runs |>
+    dplyr::group_by(.data$backend, .data$series) |>
+    dplyr::summarise(runs = dplyr::n(), valid = sum(.data$valid), .groups = "drop")
+  print_html(html_table(counts, caption = "Runs per backend and series (valid: the backend's fidelity checks held)"))
+  invalid <- dplyr::filter(runs, !.data$valid)
+  if (nrow(invalid) == 0) {
+    cat("\nEvery run passed its backend's fidelity checks.\n\n")
+  } else {
+    print_html(html_table(dplyr::transmute(invalid, .data$backend, .data$series, .data$point, .data$seed,
+                                           reasons = .data$invalid_reasons),
+                          caption = "Runs marked invalid: left out of every figure and ratio above"))
+  }
 }
 
 #' An item's reference line, from its spec: `reference: {value: 1, label: ...}`
@@ -156,7 +203,11 @@ item_caption <- function(ctx, id) {
   if (!is.null(item$at)) {
     text <- paste(text, sprintf("At %s.", describe_point(item$at)))
   }
-  paste(text, sprintf("Scenario %s, backend %s.", item$scenario, ctx$backend))
+  shown <- unique(ctx$figures[[item$file]]$backend)
+  cross <- isTRUE(item$all_backends) || identical(item$kind, "backend_ratio_vs_x")
+  if (!cross || length(shown) == 0) shown <- ctx$backend
+  paste(text, sprintf("Scenario %s, %s %s.", item$scenario, if (length(shown) > 1) "backends" else "backend",
+                      paste(shown, collapse = ", ")))
 }
 
 # ---- tables -------------------------------------------------------------

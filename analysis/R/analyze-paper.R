@@ -52,6 +52,8 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
   loaded <- list()
   for (backend in backends) {
     for (scenario in scenarios) {
+      # a backend runs only the scenarios that list it (mininet: the emulation ones)
+      if (!scenario %in% list_scenarios_of_backend(results_dir, scenarios, backend)) next
       results <- read_scenario_results(results_dir, scenario, backend)
       loaded[[backend]][[scenario]] <- list(
         results = results,
@@ -61,9 +63,14 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
     }
   }
   figures <- purrr::map(items, function(item) {
-    purrr::map_dfr(backends, function(backend) {
-      summarise_figure(item, loaded[[backend]][[item$scenario]])
+    if (item$kind == "backend_ratio_vs_x") {
+      return(summarise_backend_ratio_vs_x(item, loaded))
+    }
+    table <- purrr::map_dfr(backends, function(backend) {
+      data <- loaded[[backend]][[item$scenario]]
+      if (is.null(data)) NULL else summarise_figure(item, data)
     })
+    if (nrow(table) == 0) empty_summary() else table
   })
   names(figures) <- purrr::map_chr(items, "file")
   verdicts <- purrr::map_dfr(backends, function(backend) {
@@ -71,6 +78,50 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
       dplyr::mutate(backend = backend)
   })
   list(figures = figures, claims = verdicts)
+}
+
+#' The scenarios (of `scenarios`) with collected results for `backend`.
+list_scenarios_of_backend <- function(results_dir, scenarios, backend) {
+  purrr::keep(scenarios, function(s) backend %in% list_backends(results_dir, s))
+}
+
+#' A summary table with no rows (a figure no backend has results for).
+empty_summary <- function() {
+  tibble::tibble(figure = character(), metric = character(), series = character(), x = numeric(),
+                 n = integer(), mean = numeric(), sd = numeric(), ci_lo = numeric(), ci_hi = numeric(),
+                 backend = character(), x_variable = character(), n_censored = integer(),
+                 method = character())
+}
+
+#' Paired ratios between two backends (`numerator` / `denominator`, e.g.
+#' mininet / ns3) of per-run metrics, per series, vs a sweep variable. Both
+#' backends ran the same jobs, so runs pair by series, sweep values and seed;
+#' runs a backend marked invalid are left out (compute_run_metrics).
+summarise_backend_ratio_vs_x <- function(item, loaded) {
+  num <- loaded[[item$numerator]][[item$scenario]]
+  den <- loaded[[item$denominator]][[item$scenario]]
+  if (is.null(num) || is.null(den)) {
+    return(empty_summary())
+  }
+  check_sweep_variable(item, den, item$x)
+  runs <- dplyr::bind_rows(num$metrics, den$metrics) |>
+    dplyr::filter(.data$metric %in% unlist(item$metrics))
+  purrr::map_dfr(sort(unique(runs$series)), function(label) {
+    # compare_paired pairs two "series": here the two backends of one series
+    per_backend <- dplyr::filter(runs, .data$series == label) |>
+      dplyr::mutate(series = .data$backend)
+    if (!all(c(item$numerator, item$denominator) %in% per_backend$series)) {
+      return(NULL)
+    }
+    compare_paired(per_backend, item$numerator, item$denominator, by = c(item$x, "metric")) |>
+      dplyr::filter(.data$contrast == "ratio") |>
+      dplyr::mutate(series = label)
+  }) |>
+    dplyr::mutate(n_censored = NA_integer_, figure = item$id,
+                  backend = paste0(item$numerator, "/", item$denominator)) |>
+    dplyr::rename(x = dplyr::all_of(item$x)) |>
+    dplyr::mutate(x = as.numeric(.data$x), x_variable = item$x) |>
+    dplyr::select(dplyr::all_of(summary_columns))
 }
 
 #' One figure's summary table for one backend's results of its scenario.

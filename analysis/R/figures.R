@@ -28,6 +28,26 @@ plot_metric_vs_x <- function(summary, x_label, y_label, y_scale = 1) {
     ggplot2::theme(legend.position = "bottom")
 }
 
+#' A metric against a sweep variable for several backends: colour is the
+#' series, line type the backend, 95% CI error bars.
+plot_metric_vs_x_by_backend <- function(summary, x_label, y_label, y_scale = 1) {
+  require_columns(summary, c("series", "backend", "x", "mean", "ci_lo", "ci_hi"), "plot metric vs x by backend")
+  dodge <- ggplot2::position_dodge(width = 0.03 * diff(range(summary$x, 1)))
+  ggplot2::ggplot(summary, ggplot2::aes(x = .data$x, y = .data$mean * y_scale, colour = .data$series,
+                                        linetype = .data$backend,
+                                        group = interaction(.data$series, .data$backend))) +
+    ggplot2::geom_line(position = dodge) +
+    ggplot2::geom_point(ggplot2::aes(shape = .data$backend), position = dodge, size = 1.8) +
+    ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$ci_lo * y_scale, ymax = .data$ci_hi * y_scale),
+                           width = 0.015 * diff(range(summary$x, 1)) + 0.5, position = dodge,
+                           linetype = "solid") +
+    ggplot2::scale_colour_manual(values = series_palette(summary$series)) +
+    ggplot2::scale_x_continuous(breaks = sweep_breaks(summary$x)) +
+    ggplot2::labs(x = x_label, y = y_label, colour = "Series", linetype = "Backend", shape = "Backend") +
+    ggplot2::theme_bw() +
+    ggplot2::theme(legend.position = "bottom")
+}
+
 #' Axis breaks at the sweep values when there are few of them.
 sweep_breaks <- function(x) {
   values <- sort(unique(x))
@@ -193,6 +213,9 @@ dumbbell_parameters <- function(scenario) {
 #' @param summary The figure's summary rows.
 #' @param paper_caption The paper's caption, verbatim.
 figure_caption <- function(summary, label, paper_caption) {
+  if (nrow(summary) == 0) {
+    return(sprintf("%s (paper): \u201c%s\u201d. qlab: no results in this run.", label, paper_caption))
+  }
   n_range <- range(summary$n)
   n_text <- if (n_range[1] == n_range[2]) sprintf("n = %d", n_range[1]) else sprintf("n = %d to %d", n_range[1], n_range[2])
   method <- unique(summary$method)

@@ -68,6 +68,11 @@ run_outcome_types <- list(
   job_sha256 = readr::col_character()
 )
 
+# Outcomes older collected tables may lack (read as NA when absent).
+optional_run_outcome_types <- list(
+  invalid_reasons = readr::col_character() # "; "-joined, NA when the run is valid
+)
+
 #' Stop unless `df` has every column in `required`; `what` names the caller.
 require_columns <- function(df, required, what) {
   missing <- setdiff(required, names(df))
@@ -104,12 +109,20 @@ read_flows_table <- function(path) {
 
 #' Read a collected `runs.csv.gz`.
 read_runs_table <- function(path) {
-  read_typed_csv(path, c(run_key_types, run_outcome_types))
+  present <- if (file.exists(path)) {
+    names(readr::read_csv(path, n_max = 0, col_types = readr::cols(.default = readr::col_character())))
+  } else character()
+  optional <- optional_run_outcome_types[intersect(names(optional_run_outcome_types), present)]
+  runs <- read_typed_csv(path, c(run_key_types, run_outcome_types, optional))
+  for (name in setdiff(names(optional_run_outcome_types), names(runs))) {
+    runs[[name]] <- NA_character_
+  }
+  runs
 }
 
 #' The sweep variables of a runs table: the columns that are neither run keys nor outcomes.
 sweep_variables <- function(runs) {
-  setdiff(names(runs), c(names(run_key_types), names(run_outcome_types)))
+  setdiff(names(runs), c(names(run_key_types), names(run_outcome_types), names(optional_run_outcome_types)))
 }
 
 #' Directory holding one scenario's collected tables for one backend.

@@ -31,3 +31,13 @@ test_that("flows of an unknown run are refused", {
   readr::write_csv(flows, file.path(dir, "flows.csv.gz"))
   expect_error(read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3"), "belong to no run")
 })
+
+test_that("invalid_reasons is read when present and NA when an older table lacks it", {
+  runs <- read_runs_table(write_gz(runs_row))
+  expect_true(is.na(runs$invalid_reasons))
+  expect_equal(sweep_variables(runs), "flows")
+  with_reasons <- dplyr::mutate(runs_row, valid = FALSE, invalid_reasons = "rate 9.1 Mb/s; late departures")
+  runs <- read_runs_table(write_gz(with_reasons))
+  expect_equal(runs$invalid_reasons, "rate 9.1 Mb/s; late departures")
+  expect_equal(sweep_variables(runs), "flows")
+})

@@ -57,3 +57,22 @@ test_that("unpaired seeds are left out and a missing series is an error", {
   expect_equal(nrow(pair_by_seed(unpaired, "treat", "base", c("flows", "metric"))), 4)
   expect_error(pair_by_seed(paired_data, "nope", "base", "flows"), "series `nope` must be present")
 })
+
+test_that("backend ratios pair the same job's runs across backends, per series", {
+  metrics <- function(backend, factor) {
+    tibble::tibble(scenario = "p/s", backend = backend, series = rep(c("a", "b"), each = 3),
+                   point = "x", seed = rep(1:3, 2), flows = 10, metric = "m",
+                   value = c(1, 2, 4, 10, 20, 40) * factor, n_censored = 0L)
+  }
+  loaded <- list(mininet = list(`p/s` = list(metrics = metrics("mininet", 1.5), sweep_vars = "flows")),
+                 ns3 = list(`p/s` = list(metrics = metrics("ns3", 1), sweep_vars = "flows")))
+  item <- list(id = "f", scenario = "p/s", numerator = "mininet", denominator = "ns3", metrics = list("m"),
+               x = "flows")
+  table <- summarise_backend_ratio_vs_x(item, loaded)
+  expect_equal(table$series, c("a", "b"))
+  expect_equal(table$mean, c(1.5, 1.5))
+  expect_equal(table$n, c(3L, 3L))
+  expect_equal(unique(table$backend), "mininet/ns3")
+  # a backend without the scenario gives an empty table, not an error
+  expect_equal(nrow(summarise_backend_ratio_vs_x(item, loaded["ns3"])), 0)
+})
