@@ -26,7 +26,7 @@ bash disciplines/linux/tests/run.sh
 
 step "emulation: qlab-emu build, Ansible lint"
 make -s -C disciplines/emu
-"$VENV/bin/ansible-lint" --offline -q roles/emu_preflight roles/emu_host roles/emu_run playbooks/run-job.yml
+PATH="$PWD/$VENV/bin:$PATH" ansible-lint --offline -q roles/emu_preflight roles/emu_host roles/emu_run playbooks/run-job.yml
 
 step "R: analysis (testthat)"
 Rscript -e 'res <- testthat::test_dir("analysis/tests/testthat", reporter = "summary", stop_on_failure = TRUE)'
