@@ -296,6 +296,7 @@ UDP_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 UDP_FIELDS = ("pkt_bytes", "rate_bps", "on_s", "off_s", "stop_s")
 BULK_FIELDS = ("seg_bytes", "task_bytes")
+WEB_FIELDS = ("arrival_rate_per_s", "size_mean_bytes", "pareto_shape", "max_flows")
 
 
 def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
@@ -305,10 +306,16 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
     if len(rest) > 1:
         out.append(("workload.groups", f"at most one group may have share: rest, got {', '.join(rest)}"))
     for g, spec in groups.items():
-        if ("share" in spec) == ("count" in spec):
-            out.append((f"workload.groups.{g}", "expected exactly one of share or count"))
         app = spec.get("app", "bulk")
-        wrong = BULK_FIELDS if app in UDP_DEFAULTS else UDP_FIELDS
+        if app == "web":
+            for key in ("share", "count", "rounding", "min_flows"):
+                if key in spec:
+                    out.append((f"workload.groups.{g}.{key}", "a web group's flows arrive at random: "
+                                "give arrival_rate_per_s, not a number of flows"))
+        elif ("share" in spec) == ("count" in spec):
+            out.append((f"workload.groups.{g}", "expected exactly one of share or count"))
+        wrong = {"web": ("task_bytes", *UDP_FIELDS[:-1]), "bulk": (*UDP_FIELDS, *WEB_FIELDS)}.get(
+            app, (*BULK_FIELDS, *WEB_FIELDS))
         for key in sorted(set(spec) & set(wrong)):
             out.append((f"workload.groups.{g}.{key}", f"not a field of app {app}"))
     trace = doc.get("trace") or {}
@@ -435,6 +442,8 @@ def _group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]
     total = workload["flows"]
     counts: dict[str, int] = {}
     for g, spec in workload["groups"].items():
+        if spec.get("app") == "web":  # drawn in _flows, not part of workload.flows
+            continue
         if "count" in spec:
             counts[g] = spec["count"]
         elif spec["share"] != "rest":
@@ -449,7 +458,7 @@ def _group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]
     if any(n < 0 for n in counts.values()) or sum(counts.values()) != total:
         raise ScenarioError([f"{where}: workload.groups: group sizes {counts} do not add up to "
                              f"workload.flows = {total}"])
-    return [(g, counts[g]) for g in workload["groups"]]
+    return [(g, counts[g]) for g in workload["groups"] if g in counts]
 
 
 def on_periods(spec: dict[str, Any], start: float, stop: float, rng: random.Random) -> list[list[float]]:
@@ -501,7 +510,40 @@ def _flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any]]:
             else:
                 flow.update(seg_bytes=spec["seg_bytes"], bytes=spec["task_bytes"])
             flows.append(flow)
+    for group, spec in workload_web_groups(doc):
+        flows.extend(web_flows(group, spec, seed, len(flows), float(doc["duration_s"]), where))
     return flows
+
+
+def workload_web_groups(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(g, spec) for g, spec in doc["workload"]["groups"].items() if spec.get("app") == "web"]
+
+
+def web_flows(group: str, spec: dict[str, Any], seed: int, first_id: int, duration_s: float,
+              where: str) -> list[dict[str, Any]]:
+    """Web-like traffic: TCP transfers (bulk flows) arriving as a Poisson
+    process of rate arrival_rate_per_s from start_offset_s until stop_s
+    (default: the run's duration), each of a Pareto size with mean
+    size_mean_bytes and shape pareto_shape (scale = mean (alpha - 1) / alpha),
+    at least one byte. Drawn from the seed on the group's own stream."""
+    rng = random.Random(f"{seed}/web/{group}")
+    alpha = float(spec.get("pareto_shape", 1.5))
+    scale = float(spec["size_mean_bytes"]) * (alpha - 1) / alpha
+    t = float(spec.get("start_offset_s", 0.0))
+    stop = float(spec.get("stop_s", duration_s))
+    limit = int(spec.get("max_flows", 1000))
+    flows: list[dict[str, Any]] = []
+    while True:
+        t += rng.expovariate(float(spec["arrival_rate_per_s"]))
+        if t >= stop:
+            return flows
+        if len(flows) == limit:
+            raise ScenarioError([f"{where}: workload.groups.{group}: more than max_flows = {limit} "
+                                 "arrivals before stop_s; raise max_flows or lower arrival_rate_per_s"])
+        size = max(1, round(scale / (1.0 - rng.random()) ** (1.0 / alpha)))
+        flows.append({"flow_id": first_id + len(flows), "app": "bulk", "group": group,
+                      "cls": spec.get("cls", 0), "prec": spec.get("prec", 0), "start_s": round(t, 9),
+                      "seg_bytes": spec["seg_bytes"], "bytes": size})
 
 
 def points(doc: dict[str, Any]) -> list[dict[str, Any]]:

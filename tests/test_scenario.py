@@ -47,7 +47,7 @@ sweep:
 duration_s: "long"
 colour: blue
 workload:
-  flows: 0
+  flows: -1
 tcp:
   variant: null
 """)
@@ -60,7 +60,7 @@ tcp:
     assert f"{bad}: duration_s: expected number, got string \"long\"" in text
     assert f"{bad}: colour: unknown field (allowed:" in text
     assert f"{bad}: tcp.variant: missing required field" in text
-    assert f"{bad}: workload.flows: expected a value >= 1, got 0" in text
+    assert f"{bad}: workload.flows: expected a value >= 0, got -1" in text
 
 
 def test_error_names_the_file_that_set_the_value(paper_dir):

@@ -143,6 +143,7 @@ workload:
     bulk1: {{count: 1, cls: 1, prec: 1, seg_bytes: 1000, task_bytes: 100000000}}
     voice: {{count: 1, app: voip, cls: 1, prec: 1}}
     data: {{count: 1, app: cbr, pkt_bytes: 1000, rate_bps: 4000000, stop_s: 3}}
+    web: {{app: web, seg_bytes: 500, arrival_rate_per_s: 3, size_mean_bytes: 20000, stop_s: 2}}
 series:
   {kind}: {{kind: {kind}, params: {params}}}
 trace: {{packets: true}}
@@ -165,6 +166,52 @@ def test_every_discipline_runs_in_ns3_from_a_scenario(kind, demo_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert traces.check_dir(out) == []
     _, rows = traces.read_csv_gz(out / "flows.csv.gz")
-    assert all(int(r[7]) > 0 for r in rows), rows  # every flow, TCP and UDP, delivered data
+    # every long flow, TCP and UDP, delivered data; of the short web transfers
+    # (low precedence, late arrivals), at least one did
+    assert all(int(r[7]) > 0 for r in rows if r[2] != "web"), rows
+    assert any(int(r[7]) > 0 for r in rows if r[2] == "web"), rows
     _, events = traces.read_csv_gz(out / "packets.csv.gz")
     assert {e[2] for e in events} >= {"enq", "deq"}
+
+
+WEB_SCENARIO = """\
+extends: defaults.yaml
+figures: [disciplines/test-web]
+duration_s: 60
+workload:
+  flows: 1
+  groups:
+    bulk: {count: 1, seg_bytes: 1000, task_bytes: 100000}
+    web: {app: web, seg_bytes: 1000, arrival_rate_per_s: 10, size_mean_bytes: 30000,
+          start_offset_s: 2, stop_s: 52}
+series:
+  tail: {kind: droptail, params: {limit_pkts: 100}}
+"""
+
+
+def test_web_groups_draw_poisson_arrivals_and_pareto_sizes(demo_dir):
+    flows = udp_flows(demo_dir, seed=3, text=WEB_SCENARIO)
+    web = [f for f in flows if f["group"] == "web"]
+    assert flows[0]["group"] == "bulk" and [f["flow_id"] for f in flows] == list(range(len(flows)))
+    assert all(f["app"] == "bulk" and f["seg_bytes"] == 1000 for f in web)
+    starts = [f["start_s"] for f in web]
+    assert starts == sorted(starts) and 2 < starts[0] and starts[-1] < 52
+    # 50 s at 10/s: about 500 arrivals (Poisson: sd ~22)
+    assert 410 < len(web) < 590
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    assert abs(sum(gaps) / len(gaps) - 0.1) < 0.01
+    sizes = sorted(f["bytes"] for f in web)
+    scale = 30000 * 0.5 / 1.5  # Pareto(1.5) with mean 30 kB
+    assert sizes[0] >= round(scale) and sizes[len(sizes) // 2] < 2 * scale  # median = scale * 2^(1/1.5)
+    assert udp_flows(demo_dir, seed=3, text=WEB_SCENARIO) == flows
+    assert udp_flows(demo_dir, seed=4, text=WEB_SCENARIO) != flows
+
+
+def test_web_groups_are_checked(demo_dir, capsys):
+    f = demo_dir / "udp.yaml"
+    f.write_text(WEB_SCENARIO.replace("arrival_rate_per_s: 10,", "arrival_rate_per_s: 10, count: 3,"))
+    assert main(["validate", str(f)]) == 2
+    assert "workload.groups.web.count: a web group's flows arrive at random" in capsys.readouterr().err
+    f.write_text(WEB_SCENARIO.replace("arrival_rate_per_s: 10,", "arrival_rate_per_s: 50,"))
+    assert main(["validate", str(f)]) == 2
+    assert "more than max_flows = 1000 arrivals" in capsys.readouterr().err
