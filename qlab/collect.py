@@ -33,6 +33,9 @@ def _fmt(v: Any) -> Any:
 
 def collect(scen: sc.Scenario, profile: str, backend: str, results: Path) -> Path:
     jobs = [j for j in sc.expand(scen, profile, [backend])]
+    if not jobs:
+        raise ValueError(f"{sc.display_path(scen.file)}: no jobs on backend {backend!r} "
+                         f"(the scenario lists {', '.join(scen.doc.get('backends', ['ns3']))})")
     doc = sc.resolve(scen, profile)
     sweep_vars = list(doc["sweep"])
     prefix = ["scenario", "backend", "series", "point", "seed", *sweep_vars]

@@ -26,7 +26,8 @@ rule analyze:
 
 rule provenance:
     input:
-        [f"{RESULTS}/{s.id}/{b}/runs.csv.gz" for s in SCENARIOS for b in config["backends"]],
+        # each scenario on the backends it lists (and the workflow runs)
+        sorted({f"{RESULTS}/{j.scenario}/{j.backend}/runs.csv.gz" for j in JOBS}),
     output:
         f"{RESULTS}/provenance.json",
     log:

@@ -13,7 +13,9 @@ rule simulate:
         f"{RESULTS}/logs/simulate/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.log",
     params:
         py=PY,
-    threads: 1
+    # An emulation runs in real time and checks its own timing: it gets the
+    # machine to itself (every core), a simulation one core.
+    threads: lambda wildcards: workflow.cores if wildcards.backend == "mininet" else 1
     resources:
         mem_mb=500,
     # A cluster profile batches these (group-components) where per-job
