@@ -32,28 +32,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 make_job() { # FILE KIND FLOWS
-  python3 - "$@" <<'EOF'
+  python3 - disciplines/ns3/tests "$@" <<'EOF'
 import json, random, sys
-path, kind, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-rng = random.Random(7)
-small = max(1, -(-n * 5 // 100))
-flows = [{"flow_id": i, "app": "bulk", "group": "noncongestive" if i < small else "congestive",
-          "cls": 0, "prec": 0, "seg_bytes": 100 if i < small else 1000,
-          "bytes": 10000 if i < small else 200000, "start_s": round(rng.random(), 9)}
-         for i in range(n)]
-job = {
-    "schema": "qlab-job/1", "scenario": "bench/ns3-adapter", "paper": "bench", "backend": "ns3",
-    "series": kind, "point": "p", "point_values": {}, "seed": 3,
-    "duration_s": 300.0, "stop_when_done": True,
-    "topology": {"kind": "dumbbell", "access_rate_bps": 10000000, "access_delay_s": 0.001,
-                 "bottleneck_rate_bps": 10000000, "bottleneck_delay_s": 0.010},
-    "tcp": {"variant": "NewReno", "sack": False, "timestamps": False, "window_scaling": False,
-            "initial_cwnd_segments": 2, "delayed_ack_count": 1, "min_rto_s": 0.2,
-            "syn_timeout_s": 1.0, "rcv_buf_bytes": 131072, "snd_buf_bytes": 131072},
-    "discipline": {"kind": kind, "params": {"limit_pkts": "100"}},
-    "flows": flows,
-    "trace": {"queue_sample_interval_s": 0.1, "packets": False},
-}
+sys.path.insert(0, sys.argv[1])
+import testjob
+path, kind, n = sys.argv[2], sys.argv[3], int(sys.argv[4])
+flows = testjob.ncq_conf_flows(n, max(1, -(-n * 5 // 100)), random.Random(7))
+job = testjob.job(kind, {"limit_pkts": "100"}, flows, duration_s=300.0, scenario="bench/ns3-adapter")
 json.dump(job, open(path, "w"), indent=1)
 EOF
 }

@@ -41,9 +41,11 @@ fail() {
 # Flow 0 is the small one (MSS 100, 10 kB); flows 1.. are 200 kB, MSS 1460
 # (1 MB in the 2-flow job), cls 1 for prio.  DISC is ncq, droptail or prio.
 make_job() {
-	"$python" - "$@" <<'EOF'
+	"$python" - "$here" "$@" <<'EOF'
 import json, sys
-path, disc, nflows, wscale, packets = sys.argv[1:6]
+sys.path.insert(0, sys.argv[1])
+import testjob
+path, disc, nflows, wscale, packets = sys.argv[2:7]
 nflows = int(nflows)
 params = {
     "ncq": {"size_bytes": "141", "thresh": "0.05", "limit_pkts": "100"},
@@ -58,20 +60,8 @@ for i in range(1, nflows):
                   "cls": 1 if disc == "prio" else 0, "prec": 0, "seg_bytes": 1460,
                   "bytes": 1000000 if nflows == 2 else 200000,
                   "start_s": round(0.01 + 0.0371 * i, 9)})
-job = {
-    "schema": "qlab-job/1", "scenario": "test/ns3", "paper": "test", "backend": "ns3",
-    "series": disc, "point": "p", "point_values": {}, "seed": 3,
-    "duration_s": 2.0 if nflows == 2 else 60.0, "stop_when_done": nflows != 2,
-    "topology": {"kind": "dumbbell", "access_rate_bps": 10000000, "access_delay_s": 0.001,
-                 "bottleneck_rate_bps": 10000000, "bottleneck_delay_s": 0.010},
-    "tcp": {"variant": "NewReno", "sack": False, "timestamps": False,
-            "window_scaling": wscale == "1", "initial_cwnd_segments": 2,
-            "delayed_ack_count": 1, "min_rto_s": 0.2, "syn_timeout_s": 1.0, "rcv_buf_bytes": 131072,
-            "snd_buf_bytes": 131072},
-    "discipline": {"kind": disc, "params": params},
-    "flows": flows,
-    "trace": {"queue_sample_interval_s": 0.1, "packets": packets == "1"},
-}
+job = testjob.job(disc, params, flows, duration_s=2.0 if nflows == 2 else 60.0,
+                  stop_when_done=nflows != 2, window_scaling=wscale == "1", packets=packets == "1")
 json.dump(job, open(path, "w"), indent=1)
 EOF
 }
@@ -203,27 +193,13 @@ fi
 # 100-packet buffer.  The core's droptail in the adapter and the ns3-fifo
 # kind (FifoQueueDisc, MaxSize 100p) must give byte-identical tables.
 for disc in droptail ns3-fifo; do
-	"$python" - "$tmp/id-$disc.json" "$disc" <<'EOF'
+	"$python" - "$here" "$tmp/id-$disc.json" "$disc" <<'EOF'
 import json, random, sys
-path, disc = sys.argv[1], sys.argv[2]
-rng = random.Random(7)
-flows = [{"flow_id": i, "app": "bulk", "group": "noncongestive" if i < 2 else "congestive",
-          "cls": 0, "prec": 0, "seg_bytes": 100 if i < 2 else 1000,
-          "bytes": 10000 if i < 2 else 200000, "start_s": round(rng.random(), 9)}
-         for i in range(30)]
-job = {
-    "schema": "qlab-job/1", "scenario": "test/ns3", "paper": "test", "backend": "ns3",
-    "series": disc, "point": "p", "point_values": {}, "seed": 3,
-    "duration_s": 300.0, "stop_when_done": True,
-    "topology": {"kind": "dumbbell", "access_rate_bps": 10000000, "access_delay_s": 0.001,
-                 "bottleneck_rate_bps": 10000000, "bottleneck_delay_s": 0.010},
-    "tcp": {"variant": "NewReno", "sack": False, "timestamps": False, "window_scaling": False,
-            "initial_cwnd_segments": 2, "delayed_ack_count": 1, "min_rto_s": 0.2,
-            "syn_timeout_s": 1.0, "rcv_buf_bytes": 131072, "snd_buf_bytes": 131072},
-    "discipline": {"kind": disc, "params": {"limit_pkts": "100"}},
-    "flows": flows,
-    "trace": {"queue_sample_interval_s": 0.1, "packets": True},
-}
+sys.path.insert(0, sys.argv[1])
+import testjob
+path, disc = sys.argv[2], sys.argv[3]
+flows = testjob.ncq_conf_flows(30, 2, random.Random(7))
+job = testjob.job(disc, {"limit_pkts": "100"}, flows, duration_s=300.0, packets=True)
 json.dump(job, open(path, "w"), indent=1)
 EOF
 done
@@ -249,23 +225,14 @@ fi
 # make_udp_job FILE DISC LIMIT FLOWS-JSON: a 10 Mb/s dumbbell job of UDP flows
 # (each flow's fields override group "g", cls 0, prec 0).
 make_udp_job() {
-	"$python" - "$@" <<'EOF'
+	"$python" - "$here" "$@" <<'EOF'
 import json, sys
-path, disc, limit, flows = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+sys.path.insert(0, sys.argv[1])
+import testjob
+path, disc, limit, flows = sys.argv[2], sys.argv[3], sys.argv[4], json.loads(sys.argv[5])
 params = {"droptail": {"limit_pkts": limit}, "cqaqm": {}}[disc]
-job = {
-    "schema": "qlab-job/1", "scenario": "test/ns3", "paper": "test", "backend": "ns3",
-    "series": disc, "point": "p", "point_values": {}, "seed": 1,
-    "duration_s": 10.0, "stop_when_done": True,
-    "topology": {"kind": "dumbbell", "access_rate_bps": 10000000, "access_delay_s": 0.001,
-                 "bottleneck_rate_bps": 10000000, "bottleneck_delay_s": 0.010},
-    "tcp": {"variant": "NewReno", "sack": False, "timestamps": False, "window_scaling": False,
-            "initial_cwnd_segments": 2, "delayed_ack_count": 1, "min_rto_s": 0.2,
-            "syn_timeout_s": 1.0, "rcv_buf_bytes": 131072, "snd_buf_bytes": 131072},
-    "discipline": {"kind": disc, "params": params},
-    "flows": [{"flow_id": i, "group": "g", "cls": 0, "prec": 0, **f} for i, f in enumerate(flows)],
-    "trace": {"queue_sample_interval_s": 0.1, "packets": True},
-}
+flows = [{"flow_id": i, "group": "g", "cls": 0, "prec": 0, **f} for i, f in enumerate(flows)]
+job = testjob.job(disc, params, flows, seed=1, duration_s=10.0, packets=True)
 json.dump(job, open(path, "w"), indent=1)
 EOF
 }
