@@ -8,7 +8,9 @@
 # bytes, ToS 0x00/0x08/0x28), 1000 rounds, everything dequeued each round.
 # The qlab qdiscs' cost includes their classification (ToS, flow hash) and
 # two clock reads (arrival and service time), which prio and pfifo do not
-# make; the "parts" lines split them out.
+# make, where the core needs them (ops->ignores: NCQ and CQ-AQM read no
+# clock and take no flow hash); the "parts" lines split them out (measured
+# on ncq, the clock read and the full classification, flow hash included).
 #   benchmarks/kernel-qdisc.sh [ROUNDS]      (default 1000)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -607,4 +607,5 @@ const struct qcore_disc_ops cqaqm_ops = {
 	.dequeued = cqaqm_dequeued,
 	.check_pkt = cqaqm_check_pkt,
 	.bands_help = "bands: 2 (cls 1 -> band 0 high queue, served first under strict; cls 0 -> band 1 low queue); prec 1 = high precedence, 0 = low; cls and prec must be 0 or 1",
+	.ignores = QCORE_IGNORES_TIME | QCORE_IGNORES_FLOW_HASH,
 };

@@ -108,4 +108,5 @@ const struct qcore_disc_ops droptail_ops = {
 	.dequeued = droptail_dequeued,
 	.check_pkt = NULL,
 	.bands_help = "bands: 1 (band 0, FIFO); cls and prec are accepted (0..255) and ignored",
+	.ignores = QCORE_IGNORES_TIME | QCORE_IGNORES_FLOW_HASH | QCORE_IGNORES_DEQUEUED,
 };

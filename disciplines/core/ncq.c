@@ -218,4 +218,5 @@ const struct qcore_disc_ops ncq_ops = {
 	.dequeued = ncq_dequeued,
 	.check_pkt = NULL,
 	.bands_help = "bands: 2 (band 0 favoured, served first; band 1 normal); cls and prec are accepted (0..255) and ignored",
+	.ignores = QCORE_IGNORES_TIME | QCORE_IGNORES_FLOW_HASH | QCORE_IGNORES_DEQUEUED,
 };

@@ -125,4 +125,5 @@ const struct qcore_disc_ops prio_ops = {
 	.dequeued = prio_dequeued,
 	.check_pkt = prio_check_pkt,
 	.bands_help = "bands: `bands` (band = cls, must be < bands; band 0 served first); prec is accepted (0..255) and ignored",
+	.ignores = QCORE_IGNORES_TIME | QCORE_IGNORES_FLOW_HASH | QCORE_IGNORES_DEQUEUED,
 };

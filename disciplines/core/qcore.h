@@ -249,7 +249,28 @@ struct qcore_disc_ops {
 			 char *err, size_t errlen);
 	/* One line for --help: how cls/prec map to bands, service order. */
 	const char *bands_help;
+	/*
+	 * Inputs this discipline never reads (QCORE_IGNORES_*), whatever its
+	 * params: an adapter may skip producing them and pass 0 instead
+	 * (the Linux qdisc then reads no clock or computes no flow hash).
+	 * 0, the default, claims nothing: every input is produced.  Adapters
+	 * that always fill everything (ns-3, the replay) may ignore it.
+	 * tests/test_core.c replays every golden vector with the ignored
+	 * inputs zeroed and scrambled (and dequeued() skipped) and requires
+	 * identical decisions, vars and stats.
+	 */
+	u8 ignores;
 };
+
+/*
+ * Time: pkt->now_ns, the now_ns of dequeue() and dequeued(), and the
+ * bands' head_arrival_ns (the adapter's arrival stamps).
+ */
+#define QCORE_IGNORES_TIME	0x01
+/* pkt->flow_hash. */
+#define QCORE_IGNORES_FLOW_HASH	0x02
+/* The dequeued() report: it changes nothing (an adapter may skip the call). */
+#define QCORE_IGNORES_DEQUEUED	0x04
 
 /* Registry (userspace adapters): NULL-terminated list of every discipline. */
 extern const struct qcore_disc_ops *const qcore_disciplines[];

@@ -606,4 +606,5 @@ const struct qcore_disc_ops rbaqm_ops = {
 	.dequeued = rbaqm_dequeued,
 	.check_pkt = rbaqm_check_pkt,
 	.bands_help = "bands: `classes` (band = class = cls, must be < classes); low-jitter WFQ scans class 0 first; prec is accepted (0..255) and ignored",
+	.ignores = QCORE_IGNORES_FLOW_HASH,
 };

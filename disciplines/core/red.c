@@ -264,4 +264,5 @@ const struct qcore_disc_ops red_ops = {
 	.dequeued = red_dequeued,
 	.check_pkt = NULL,
 	.bands_help = "bands: 1 (FIFO); cls and prec are accepted (0..255) and ignored",
+	.ignores = QCORE_IGNORES_FLOW_HASH,
 };

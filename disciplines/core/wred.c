@@ -205,4 +205,5 @@ const struct qcore_disc_ops wred_ops = {
 	.dequeued = wred_dequeued,
 	.check_pkt = wred_check_pkt,
 	.bands_help = "bands: `classes` (band = class = cls, must be < classes); low-jitter WFQ scans class 0 first; prec is accepted (0..255) and ignored",
+	.ignores = QCORE_IGNORES_TIME | QCORE_IGNORES_FLOW_HASH,
 };

@@ -115,7 +115,13 @@ static bool qlab_pure_ack(struct sk_buff *skb, unsigned int l4off, u32 ip_len)
 	       th->ack && !th->syn && !th->fin && !th->rst;
 }
 
-void qlab_classify(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns)
+/*
+ * The classification; flow_hash is 0 unless `hash` (the core ignores it:
+ * QCORE_IGNORES_FLOW_HASH).  Inlined into the packet path.
+ */
+static __always_inline void qlab_classify_inl(struct sk_buff *skb,
+					      struct qcore_pkt *pkt,
+					      u64 now_ns, bool hash)
 {
 	int nhoff = skb_network_offset(skb);
 	u8 tos = 0;
@@ -123,7 +129,8 @@ void qlab_classify(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns)
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->now_ns = now_ns;
 	pkt->len = nhoff > 0 && nhoff < skb->len ? skb->len - nhoff : skb->len;
-	pkt->flow_hash = skb_get_hash(skb);
+	if (hash)
+		pkt->flow_hash = skb_get_hash(skb);
 
 	switch (skb_protocol(skb, true)) {
 	case htons(ETH_P_IP): {
@@ -160,10 +167,16 @@ void qlab_classify(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns)
 	pkt->cls = tos >> 5;
 	pkt->prec = (tos >> 3) & 3;
 }
+
+void qlab_classify(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns)
+{
+	qlab_classify_inl(skb, pkt, now_ns, true);
+}
 EXPORT_SYMBOL_GPL(qlab_classify);
 
-int qlab_enqueue_pkt(struct sk_buff *skb, struct Qdisc *sch,
-		     struct sk_buff **to_free, const struct qcore_pkt *pkt)
+static __always_inline int qlab_enqueue_inl(struct sk_buff *skb, struct Qdisc *sch,
+					    struct sk_buff **to_free,
+					    const struct qcore_pkt *pkt)
 {
 	struct qlab_sch *q = qdisc_priv(sch);
 	struct qcore_decision d;
@@ -201,20 +214,37 @@ int qlab_enqueue_pkt(struct sk_buff *skb, struct Qdisc *sch,
 	qdisc_qstats_backlog_inc(sch, skb);
 	return NET_XMIT_SUCCESS;
 }
+
+int qlab_enqueue_pkt(struct sk_buff *skb, struct Qdisc *sch,
+		     struct sk_buff **to_free, const struct qcore_pkt *pkt)
+{
+	return qlab_enqueue_inl(skb, sch, to_free, pkt);
+}
 EXPORT_SYMBOL_GPL(qlab_enqueue_pkt);
 
+/*
+ * The clock and the flow hash only when the core reads them
+ * (ops->ignores): NCQ and CQ-AQM read neither, so their packet path makes
+ * no clock read and computes no hash (and NCQ's no-op dequeued() is not
+ * called, qlab_take_head()).
+ */
 static int qlab_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 			struct sk_buff **to_free)
 {
+	struct qlab_sch *q = qdisc_priv(sch);
+	u8 ignores = q->ignores;
 	struct qcore_pkt pkt;
 
-	qlab_classify(skb, &pkt, ktime_get_ns());
-	return qlab_enqueue_pkt(skb, sch, to_free, &pkt);
+	qlab_classify_inl(skb, &pkt,
+			  ignores & QCORE_IGNORES_TIME ? 0 : ktime_get_ns(),
+			  !(ignores & QCORE_IGNORES_FLOW_HASH));
+	return qlab_enqueue_inl(skb, sch, to_free, &pkt);
 }
 
-/* Take the head of band b and report it to the core. */
-static struct sk_buff *qlab_take_head(struct qlab_sch *q, struct Qdisc *sch,
-				      u32 b, u64 now_ns)
+/* Take the head of band b and report it to the core (unless it ignores that). */
+static __always_inline struct sk_buff *qlab_take_head(struct qlab_sch *q,
+						     struct Qdisc *sch,
+						     u32 b, u64 now_ns)
 {
 	struct qlab_band *band = &q->band[b];
 	struct sk_buff *skb = __qdisc_dequeue_head(&band->q);
@@ -223,8 +253,15 @@ static struct sk_buff *qlab_take_head(struct qlab_sch *q, struct Qdisc *sch,
 	qlab_view_pop(&q->views[b], len, band->q.head);
 	sch->q.qlen--;
 	qdisc_qstats_backlog_dec(sch, skb);
-	q->ops->dequeued(q->params, q->vars, q->stats, b, len, now_ns, q->views);
+	if (!(q->ignores & QCORE_IGNORES_DEQUEUED))
+		q->ops->dequeued(q->params, q->vars, q->stats, b, len, now_ns, q->views);
 	return skb;
+}
+
+static noinline void qlab_warn_deq(const struct qlab_sch *q, struct qcore_deq d)
+{
+	WARN_ONCE(1, "qlab %s: core chose action %u band %u reason %u (empty, absent or unknown)\n",
+		  q->ops->name, d.action, d.band, d.reason);
 }
 
 /*
@@ -233,7 +270,7 @@ static struct sk_buff *qlab_take_head(struct qlab_sch *q, struct Qdisc *sch,
  * Head drops are reported to the parents with qdisc_tree_reduce_backlog()
  * only while packets remain (as sch_codel: HTB cannot take it at qlen 0).
  */
-struct sk_buff *qlab_dequeue_at(struct Qdisc *sch, u64 now_ns)
+static __always_inline struct sk_buff *qlab_dequeue_inl(struct Qdisc *sch, u64 now_ns)
 {
 	struct qlab_sch *q = qdisc_priv(sch);
 	struct sk_buff *skb = NULL;
@@ -242,22 +279,26 @@ struct sk_buff *qlab_dequeue_at(struct Qdisc *sch, u64 now_ns)
 
 	for (round = 0; round < rounds; round++) {
 		d = q->ops->dequeue(q->params, q->vars, q->views, now_ns);
-		if (d.action == QCORE_DEQ_EMPTY)
-			break;
-		if (unlikely(d.band >= q->nbands || !q->band[d.band].q.qlen ||
-			     (d.action == QCORE_DEQ_DROP_HEAD &&
-			      (d.reason == QCORE_REASON_NONE ||
-			       d.reason >= QCORE_REASON__COUNT)))) {
-			WARN_ONCE(1, "qlab %s: core chose action %u band %u (empty or absent)\n",
-				  q->ops->name, d.action, d.band);
-			break;
-		}
-		skb = qlab_take_head(q, sch, d.band, now_ns);
-		if (d.action == QCORE_DEQ_SERVE) {
+		if (likely(d.action == QCORE_DEQ_SERVE)) {
+			if (unlikely(d.band >= q->nbands || !q->band[d.band].q.qlen)) {
+				qlab_warn_deq(q, d);
+				break;
+			}
+			skb = qlab_take_head(q, sch, d.band, now_ns);
 			q->band[d.band].sent++;
 			qdisc_bstats_update(sch, skb);
 			break;
 		}
+		if (d.action == QCORE_DEQ_EMPTY)
+			break;
+		if (unlikely(d.action != QCORE_DEQ_DROP_HEAD ||
+			     d.band >= q->nbands || !q->band[d.band].q.qlen ||
+			     d.reason == QCORE_REASON_NONE ||
+			     d.reason >= QCORE_REASON__COUNT)) {
+			qlab_warn_deq(q, d);
+			break;
+		}
+		skb = qlab_take_head(q, sch, d.band, now_ns);
 		q->band[d.band].drops[d.reason]++;
 		q->pending_drops++;
 		q->pending_drop_len += qdisc_pkt_len(skb);
@@ -272,11 +313,18 @@ struct sk_buff *qlab_dequeue_at(struct Qdisc *sch, u64 now_ns)
 	}
 	return skb;
 }
+
+struct sk_buff *qlab_dequeue_at(struct Qdisc *sch, u64 now_ns)
+{
+	return qlab_dequeue_inl(sch, now_ns);
+}
 EXPORT_SYMBOL_GPL(qlab_dequeue_at);
 
 static struct sk_buff *qlab_dequeue(struct Qdisc *sch)
 {
-	return qlab_dequeue_at(sch, ktime_get_ns());
+	struct qlab_sch *q = qdisc_priv(sch);
+
+	return qlab_dequeue_inl(sch, q->ignores & QCORE_IGNORES_TIME ? 0 : ktime_get_ns());
 }
 
 /* ---- control path ----------------------------------------------------- */
@@ -476,6 +524,7 @@ static int qlab_configure(struct Qdisc *sch, struct nlattr *opt, bool init,
 	memset(q->views, 0, sizeof(q->views));
 	q->variant = v;
 	q->ops = v->ops;
+	q->ignores = v->ops->ignores;
 	q->nbands = nbands;
 	q->seed = seed;
 	qcore_rng_seed(&q->rng, seed);

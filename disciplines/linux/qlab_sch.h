@@ -64,6 +64,7 @@ struct qlab_sch {
 	void *params, *vars, *stats;	/* sized for the largest variant */
 	u32 params_size, vars_size, stats_size;
 	u32 nbands;
+	u8 ignores;		/* ops->ignores: inputs not produced (0 instead) */
 	u64 seed;
 	struct qcore_rng rng;
 	/* Head drops not yet reported to the parents (see qlab_dequeue_at). */
@@ -92,7 +93,9 @@ void qlab_unregister(struct qlab_kind *kind);
 /*
  * The packet path, split where the test module (tests/kunit) needs a seam:
  * Qdisc_ops.enqueue is qlab_classify() + qlab_enqueue_pkt() at
- * ktime_get_ns(), Qdisc_ops.dequeue is qlab_dequeue_at(ktime_get_ns()).
+ * ktime_get_ns(), Qdisc_ops.dequeue is qlab_dequeue_at(ktime_get_ns()),
+ * except that what the core ignores (ops->ignores) is 0: no clock read
+ * (now and arrival times 0), no flow hash.
  */
 void qlab_classify(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns);
 int qlab_enqueue_pkt(struct sk_buff *skb, struct Qdisc *sch,

@@ -6,6 +6,7 @@
  * non-zero when any test failed.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <stdlib.h>
 #include "qcore.h"
 #include "qcore_params.h"
@@ -647,6 +648,232 @@ static void test_ncq_reset_clears_vars_only(void)
 	CHECK(sim_enq(&sim_a, 2, 64, 0, 0).band == 0, "first packet after reset favoured");
 }
 
+/* ---- ops->ignores, proven on the golden vectors ---------------------- */
+
+/*
+ * Every case of golden/<disc>/ (QCORE_GOLDEN overrides the directory) is
+ * run through sim.h three times: as given, with the inputs the discipline
+ * claims to ignore (ops->ignores) zeroed, as the Linux qdisc passes them,
+ * and scrambled (and without dequeued() when that is claimed).  Every
+ * decision (enqueue verdict/band/reason, dequeue head drops and the packet
+ * sent) and the final vars, stats and generator must be the same, so a
+ * wrong claim fails here.  A discipline that claims anything needs at least one case.
+ */
+#define IGN_MAX_EVENTS 16384
+#define IGN_MAX_ARGS 64
+
+struct ign_event {
+	u64 t;
+	u32 len, flow;
+	u8 cls, prec, deq;
+};
+
+static struct ign_event ign_ev[IGN_MAX_EVENTS];
+static u64 ign_ref[IGN_MAX_EVENTS], ign_out[IGN_MAX_EVENTS];
+
+static u64 ign_scramble(u64 x)
+{
+	struct qcore_rng r;
+
+	qcore_rng_seed(&r, x ^ 0x5eed5eed5eed5eedULL);
+	return qcore_rng_u64(&r);
+}
+
+static u64 ign_csv_u64(char **p)
+{
+	char *end;
+	u64 v = strtoull(*p, &end, 10);
+
+	*p = *end == ',' ? end + 1 : end;
+	return v;
+}
+
+/* The case's events; their number, or -1. */
+static int ign_load_events(const char *path)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return -1;
+	}
+	while (n < IGN_MAX_EVENTS && fgets(line, sizeof(line), f)) {
+		struct ign_event *e = &ign_ev[n];
+		char *p = line, *op;
+
+		memset(e, 0, sizeof(*e));
+		e->t = ign_csv_u64(&p);
+		op = p;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		*p++ = '\0';
+		e->deq = strcmp(op, "deq") == 0;
+		if (!e->deq) {
+			e->len = (u32)ign_csv_u64(&p);
+			e->cls = (u8)ign_csv_u64(&p);
+			e->prec = (u8)ign_csv_u64(&p);
+			e->flow = (u32)ign_csv_u64(&p);
+		}
+		n++;
+	}
+	fclose(f);
+	return n < IGN_MAX_EVENTS ? n : -1;
+}
+
+/* The case's "--param name=value" list and --seed; the number of params, or -1. */
+static int ign_load_args(const char *path, char (*kvbuf)[128], const char **kv,
+			 u64 *seed)
+{
+	char tok[128];
+	FILE *f = fopen(path, "r");
+	int n = 0, next_is = 0;
+
+	if (!f)
+		return -1;
+	*seed = 1;
+	while (fscanf(f, "%127s", tok) == 1) {
+		if (next_is == 1 && n < IGN_MAX_ARGS - 1) {
+			snprintf(kvbuf[n], 128, "%s", tok);
+			kv[n] = kvbuf[n];
+			n++;
+		} else if (next_is == 2) {
+			*seed = strtoull(tok, NULL, 10);
+		}
+		next_is = !strcmp(tok, "--param") ? 1 : !strcmp(tok, "--seed") ? 2 : 0;
+	}
+	kv[n] = NULL;
+	fclose(f);
+	return n;
+}
+
+static void ign_no_dequeued(const void *params, void *vars, void *stats,
+			    u32 band, u32 len, u64 now_ns,
+			    const struct qcore_band_view *bands_after)
+{
+	(void)params;
+	(void)vars;
+	(void)stats;
+	(void)band;
+	(void)len;
+	(void)now_ns;
+	(void)bands_after;
+}
+
+static struct qcore_disc_ops ign_ops;
+
+/*
+ * mode 0: as given; 1: ignored inputs zeroed; 2: scrambled; in 1 and 2
+ * dequeued() is not called when ignored.  Decisions in out, state in sim_a.
+ */
+static int ign_run(const char *disc, const char *const *kv, u64 seed, int nev,
+		   int mode, u8 ignores, u64 *out)
+{
+	int i;
+
+	if (sim_init(&sim_a, disc, kv, seed))
+		return -1;
+	if (mode && (ignores & QCORE_IGNORES_DEQUEUED)) {
+		ign_ops = *sim_a.ops;
+		ign_ops.dequeued = ign_no_dequeued;
+		sim_a.ops = &ign_ops;
+	}
+	for (i = 0; i < nev; i++) {
+		const struct ign_event *e = &ign_ev[i];
+		u64 t = e->t;
+
+		if (mode && (ignores & QCORE_IGNORES_TIME))
+			t = mode == 1 ? 0 : ign_scramble(t);
+		if (e->deq) {
+			u64 drops = sim_a.head_drops;
+			u32 band = 0;
+			long long id = sim_deq(&sim_a, t, &band);
+
+			out[i] = (u64)(id + 1) << 24 | (sim_a.head_drops - drops) << 8 | band;
+		} else {
+			struct qcore_pkt pkt = {
+				.now_ns = t, .len = e->len, .flow_hash = e->flow,
+				.cls = e->cls, .prec = e->prec,
+			};
+			struct qcore_decision d;
+
+			if (mode && (ignores & QCORE_IGNORES_FLOW_HASH))
+				pkt.flow_hash = mode == 1 ? 0 : (u32)ign_scramble(e->flow);
+			d = sim_enq_pkt(&sim_a, &pkt);
+			out[i] = 1ULL << 63 | (u64)d.verdict << 16 | (u64)d.band << 8 | d.reason;
+		}
+	}
+	return 0;
+}
+
+static void test_ignores_hold_on_golden_vectors(void)
+{
+	const char *root = getenv("QCORE_GOLDEN") ? getenv("QCORE_GOLDEN") : "golden";
+	static char kvbuf[IGN_MAX_ARGS][128];
+	const char *kv[IGN_MAX_ARGS];
+	u32 d;
+
+	for (d = 0; qcore_disciplines[d]; d++) {
+		const struct qcore_disc_ops *ops = qcore_disciplines[d];
+		char dir[512], path[1024];
+		struct dirent *de;
+		int cases = 0;
+		DIR *dp;
+
+		CHECK(!(ops->ignores & ~(QCORE_IGNORES_TIME | QCORE_IGNORES_FLOW_HASH |
+					 QCORE_IGNORES_DEQUEUED)),
+		      "%s: unknown ignores bits 0x%x", ops->name, ops->ignores);
+		snprintf(dir, sizeof(dir), "%s/%s", root, ops->name);
+		dp = opendir(dir);
+		while (dp && (de = readdir(dp))) {
+			size_t l = strlen(de->d_name);
+			u64 seed;
+			int nev, mode, i;
+
+			if (l < 6 || strcmp(de->d_name + l - 5, ".args"))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (ign_load_args(path, kvbuf, kv, &seed) < 0) {
+				CHECK(0, "%s: unreadable", path);
+				continue;
+			}
+			snprintf(path, sizeof(path), "%s/%.*s.events.csv", dir,
+				 (int)(l - 5), de->d_name);
+			nev = ign_load_events(path);
+			CHECK(nev > 0, "%s: no events", path);
+			if (nev <= 0)
+				continue;
+			cases++;
+			if (!ops->ignores)
+				continue;
+			CHECK(ign_run(ops->name, kv, seed, nev, 0, 0, ign_ref) == 0, "%s: init", path);
+			sim_b = sim_a;
+			for (mode = 1; mode <= 2; mode++) {
+				CHECK(ign_run(ops->name, kv, seed, nev, mode, ops->ignores,
+					      ign_out) == 0, "%s: init", path);
+				for (i = 0; i < nev && ign_out[i] == ign_ref[i]; i++)
+					;
+				CHECK(i == nev, "%s: with ignored inputs (0x%x) %s, event %d decides 0x%llx, not 0x%llx",
+				      path, ops->ignores, mode == 1 ? "zeroed" : "scrambled", i + 1,
+				      (unsigned long long)ign_out[i], (unsigned long long)ign_ref[i]);
+				CHECK(!memcmp(sim_a.vars, sim_b.vars, ops->vars_size) &&
+				      !memcmp(sim_a.stats, sim_b.stats, ops->stats_size) &&
+				      sim_a.rng.state == sim_b.rng.state,
+				      "%s: with ignored inputs (0x%x) %s, vars, stats or the generator differ at the end",
+				      path, ops->ignores, mode == 1 ? "zeroed" : "scrambled");
+			}
+		}
+		if (dp)
+			closedir(dp);
+		CHECK(!ops->ignores || cases > 0, "%s claims ignores 0x%x but %s has no case",
+		      ops->name, ops->ignores, dir);
+	}
+}
+
 int main(void)
 {
 	RUN(test_rng_splitmix64_known_outputs);
@@ -674,5 +901,6 @@ int main(void)
 	RUN(test_ncq_probabilistic_ramp_points);
 	RUN(test_ncq_probabilistic_long_run_and_ramp0);
 	RUN(test_ncq_reset_clears_vars_only);
+	RUN(test_ignores_hold_on_golden_vectors);
 	return harness_summary();
 }
