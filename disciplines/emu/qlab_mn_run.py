@@ -28,9 +28,10 @@ Cleanup: every process started for the run carries QLAB_MN_TAG=<tag> in its
 environment; the run's bridges and root-namespace interfaces carry the tag in
 their names. A reaper in its own session watches this process and, should it
 die (even by SIGKILL), kills exactly those processes and deletes exactly
-those links; should the leader of this process's group (an Ansible
-worker) or its parent (ansible-playbook, killed with the job) die first, it
-stops this process with SIGTERM first. A normal exit cleans up the same way. Nothing outside the tag is
+those links. With --watch-launcher (the emu_run role passes it), should the
+leader of this process's group (an Ansible worker) or its parent
+(ansible-playbook, killed with the job) die first, it stops this process
+with SIGTERM first. A normal exit cleans up the same way. Nothing outside the tag is
 touched (unlike `mn -c`). State files live in /run/qlab-mn/.
 """
 
