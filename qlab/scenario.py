@@ -14,8 +14,6 @@ import copy
 import decimal
 import itertools
 import json
-import math
-import random
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -179,15 +177,27 @@ _SCHEMA: dict[str, Any] | None = None
 
 
 def schema() -> dict[str, Any]:
+    """scenarios/schema.json with the names it takes from the registries: the
+    core's disciplines (disciplines/core/registry.json) and qlab's backends."""
     global _SCHEMA
     if _SCHEMA is None:
-        _SCHEMA = json.loads(paths.SCHEMA.read_text(encoding="utf-8"))
+        from qlab import backends, core
+
+        doc = json.loads(paths.SCHEMA.read_text(encoding="utf-8"))
+        doc["$defs"]["discipline"]["properties"]["kind"]["enum"] = core.names()
+        doc["properties"]["backends"]["items"]["enum"] = backends.names()
+        _SCHEMA = doc
     return _SCHEMA
 
 
 def _type_name(value: Any) -> str:
     return {bool: "boolean", int: "integer", float: "number", str: "string",
             list: "list", dict: "mapping", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def describe_error(err: jsonschema.ValidationError) -> str:
+    """One schema error's message in a user's words (without the field path)."""
+    return _describe(err)[1]
 
 
 def _describe(err: jsonschema.ValidationError) -> tuple[list[str], str]:
@@ -286,14 +296,6 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-# UDP applications and their defaults (docs/jobs.md). voip: a G.711 call,
-# 160 payload bytes + RTP/UDP/IP headers every 20 ms, with ITU-T P.59's mean
-# talk-spurt and pause durations.
-UDP_DEFAULTS: dict[str, dict[str, Any]] = {
-    "cbr": {},
-    "onoff": {},
-    "voip": {"pkt_bytes": 200, "rate_bps": 80000, "on_s": 1.004, "off_s": 1.587},
-}
 UDP_FIELDS = ("pkt_bytes", "rate_bps", "on_s", "off_s", "stop_s")
 BULK_FIELDS = ("seg_bytes", "task_bytes")
 WEB_FIELDS = ("arrival_rate_per_s", "size_mean_bytes", "pareto_shape", "max_flows")
@@ -438,114 +440,6 @@ def resolve(scen: Scenario, profile: str) -> dict[str, Any]:
     return doc
 
 
-def _group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]:
-    total = workload["flows"]
-    counts: dict[str, int] = {}
-    for g, spec in workload["groups"].items():
-        if spec.get("app") == "web":  # drawn in _flows, not part of workload.flows
-            continue
-        if "count" in spec:
-            counts[g] = spec["count"]
-        elif spec["share"] != "rest":
-            raw = spec["share"] * total
-            n = {"ceil": math.ceil, "floor": math.floor, "round": round}[spec.get("rounding", "ceil")](
-                round(raw, 9))
-            counts[g] = max(int(n), spec.get("min_flows", 0))
-    rest = [g for g, spec in workload["groups"].items() if spec.get("share") == "rest"]
-    used = sum(counts.values())
-    if rest:
-        counts[rest[0]] = total - used
-    if any(n < 0 for n in counts.values()) or sum(counts.values()) != total:
-        raise ScenarioError([f"{where}: workload.groups: group sizes {counts} do not add up to "
-                             f"workload.flows = {total}"])
-    return [(g, counts[g]) for g in workload["groups"] if g in counts]
-
-
-def on_periods(spec: dict[str, Any], start: float, stop: float, rng: random.Random) -> list[list[float]]:
-    """A UDP flow's on-periods [start_s, end_s] between start and stop.
-
-    cbr: one period. onoff/voip: on first, then alternating exponential on
-    and off durations with means on_s and off_s, cut at stop.
-    """
-    if stop <= start:
-        return []
-    if spec["app"] == "cbr":
-        return [[start, stop]]
-    periods = []
-    t = start
-    while t < stop:
-        end = min(t + rng.expovariate(1.0 / spec["on_s"]), stop)
-        periods.append([round(t, 9), round(end, 9)])
-        t = end + rng.expovariate(1.0 / spec["off_s"])
-    return periods
-
-
-def _flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any]]:
-    # Start times depend on the seed only, so every series (and backend) sees
-    # the same workload for a given seed: comparisons are paired by seed.
-    rng = random.Random(seed)
-    jitter = float(doc["workload"]["start_jitter_s"])
-    flows = []
-    for group, n in _group_counts(doc["workload"], where):
-        spec = doc["workload"]["groups"][group]
-        app = spec.get("app", "bulk")
-        for _ in range(n):
-            flow = {
-                "flow_id": len(flows),
-                "app": app,
-                "group": group,
-                "cls": spec.get("cls", 0),
-                "prec": spec.get("prec", 0),
-                "start_s": round(spec.get("start_offset_s", 0.0)
-                                 + (rng.uniform(0.0, jitter) if jitter > 0 else 0.0), 9),
-            }
-            if app in UDP_DEFAULTS:
-                udp = {**UDP_DEFAULTS[app], **{k: spec[k] for k in UDP_FIELDS if k in spec}}
-                # Each flow's on/off draws have their own stream, so adding a
-                # flow or a group leaves the others' schedules unchanged.
-                flow_rng = random.Random(f"{seed}/on-off/{flow['flow_id']}")
-                stop = float(udp.get("stop_s", doc["duration_s"]))
-                flow.update(pkt_bytes=udp["pkt_bytes"], rate_bps=udp["rate_bps"],
-                            on_periods=on_periods({"app": app, **udp}, flow["start_s"], stop, flow_rng))
-            else:
-                flow.update(seg_bytes=spec["seg_bytes"], bytes=spec["task_bytes"])
-            flows.append(flow)
-    for group, spec in workload_web_groups(doc):
-        flows.extend(web_flows(group, spec, seed, len(flows), float(doc["duration_s"]), where))
-    return flows
-
-
-def workload_web_groups(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    return [(g, spec) for g, spec in doc["workload"]["groups"].items() if spec.get("app") == "web"]
-
-
-def web_flows(group: str, spec: dict[str, Any], seed: int, first_id: int, duration_s: float,
-              where: str) -> list[dict[str, Any]]:
-    """Web-like traffic: TCP transfers (bulk flows) arriving as a Poisson
-    process of rate arrival_rate_per_s from start_offset_s until stop_s
-    (default: the run's duration), each of a Pareto size with mean
-    size_mean_bytes and shape pareto_shape (scale = mean (alpha - 1) / alpha),
-    at least one byte. Drawn from the seed on the group's own stream."""
-    rng = random.Random(f"{seed}/web/{group}")
-    alpha = float(spec.get("pareto_shape", 1.5))
-    scale = float(spec["size_mean_bytes"]) * (alpha - 1) / alpha
-    t = float(spec.get("start_offset_s", 0.0))
-    stop = float(spec.get("stop_s", duration_s))
-    limit = int(spec.get("max_flows", 1000))
-    flows: list[dict[str, Any]] = []
-    while True:
-        t += rng.expovariate(float(spec["arrival_rate_per_s"]))
-        if t >= stop:
-            return flows
-        if len(flows) == limit:
-            raise ScenarioError([f"{where}: workload.groups.{group}: more than max_flows = {limit} "
-                                 "arrivals before stop_s; raise max_flows or lower arrival_rate_per_s"])
-        size = max(1, round(scale / (1.0 - rng.random()) ** (1.0 / alpha)))
-        flows.append({"flow_id": first_id + len(flows), "app": "bulk", "group": group,
-                      "cls": spec.get("cls", 0), "prec": spec.get("prec", 0), "start_s": round(t, 9),
-                      "seg_bytes": spec["seg_bytes"], "bytes": size})
-
-
 def points(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Sweep points: the cartesian product of every sweep variable, in file order."""
     sweep = doc.get("sweep") or {}
@@ -559,46 +453,48 @@ def point_id(series: str, values: dict[str, Any]) -> str:
 
 
 def expand(scen: Scenario, profile: str, backends: Iterable[str] | None = None) -> list[Job]:
-    """Every job of a scenario for a profile: series x sweep point x seed x backend."""
+    """Every job of a scenario for a profile: series x sweep point x seed x
+    backend, each job's spec its resolved plan (qlab.plan, docs/jobs.md). A
+    plan a backend cannot build is refused here, naming the backend and the
+    field (qlab.backends)."""
+    from qlab import backends as registry
+    from qlab import plan as plans
+
     if scen.abstract:
         return []
     base = resolve(scen, profile)
-    wanted = list(backends) if backends is not None else base["backends"]
+    wanted = [b for b in (list(backends) if backends is not None else base["backends"])
+              if b in base["backends"]]
     jobs: list[Job] = []
     where = display_path(scen.file)
+    problems: list[str] = []
     for values in points(base):
         doc = copy.deepcopy(base)
         for name, value in values.items():
             _set(doc, doc["sweep"][name]["path"], value)
         for seed in doc["seeds"]:
-            flows = _flows(doc, seed, f"{where} at {values}")
-            for series, disc in doc["series"].items():
+            try:
+                workload = plans.build_workload(doc, seed, f"{where} at {values}")
+            except plans.PlanError as exc:
+                raise ScenarioError(exc.problems) from None
+            for series in doc["series"]:
                 pid = point_id(series, values)
                 for backend in wanted:
-                    if backend not in base["backends"]:
+                    try:
+                        spec = plans.build(doc, scenario=scen.id, paper=scen.paper, backend=backend,
+                                           series=series, point=pid, point_values=values, seed=seed,
+                                           workload=workload)
+                    except plans.PlanError as exc:
+                        origin = display_path(origin_of(f"series.{series}.params", scen.origins, scen.file))
+                        raise ScenarioError([f"{origin}: {p}" for p in exc.problems]) from None
+                    refused = registry.get(backend).refuse(spec)
+                    if refused:
+                        problems += [f"{where}: backend {backend} cannot run {pid} (profile {profile}): {r}"
+                                     for r in refused]
                         continue
-                    spec = {
-                        "schema": "qlab-job/1",
-                        "scenario": scen.id,
-                        "paper": scen.paper,
-                        "backend": backend,
-                        "series": series,
-                        "point": pid,
-                        "point_values": values,
-                        "seed": seed,
-                        "duration_s": float(doc["duration_s"]),
-                        "stop_when_done": bool(doc["stop_when_done"]),
-                        "topology": doc["topology"],
-                        "tcp": doc["tcp"],
-                        "discipline": {
-                            "kind": disc["kind"],
-                            "params": {k: format_value(v) for k, v in (disc.get("params") or {}).items()},
-                        },
-                        "flows": flows,
-                        # collect is for `qlab collect`, not the runner
-                        "trace": {k: v for k, v in doc["trace"].items() if k != "collect"},
-                    }
                     jobs.append(Job(scen.id, backend, series, pid, seed, spec))
+    if problems:
+        raise ScenarioError(list(dict.fromkeys(problems)))
     return jobs
 
 

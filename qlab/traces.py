@@ -56,9 +56,10 @@ TABLES: dict[str, dict[str, Any]] = {
     },
     "queues": {
         "required": True,
-        "sort": ("time_s", "band"),
+        "sort": ("time_s", "queue", "band"),
         "columns": (
-            _c("time_s", "float", lo=0), _c("band", "int", lo=0), _c("backlog_pkts", "int", lo=0),
+            _c("time_s", "float", lo=0), _c("queue", "str"), _c("band", "int", lo=0),
+            _c("backlog_pkts", "int", lo=0),
             _c("backlog_bytes", "int", lo=0), _c("enqueued_pkts", "int", lo=0),
             _c("dequeued_pkts", "int", lo=0), _c("dropped_pkts", "int", lo=0),
             _c("drop_prob", "float", na=True, lo=0, hi=1),
@@ -68,10 +69,45 @@ TABLES: dict[str, dict[str, Any]] = {
         "required": False,
         "sort": ("time_s", "seq"),
         "columns": (
-            _c("seq", "int", lo=0), _c("time_s", "float", lo=0),
+            _c("seq", "int", lo=0), _c("time_s", "float", lo=0), _c("queue", "str"),
             _c("event", "str", choices=("enq", "deq", "drop", "mark")), _c("band", "int", lo=0),
             _c("len_bytes", "int", lo=1), _c("flow_id", "int", na=True, lo=0),
             _c("sojourn_s", "float", na=True, lo=0), _c("reason", "str", na=True, choices=REASONS),
+        ),
+    },
+}
+
+# What a runner writes (docs/traces.md, "Raw facts"); qlab.finalise turns
+# them into TABLES. Times are integer nanoseconds since the run's start.
+RAW_TABLES: dict[str, dict[str, Any]] = {
+    "flow_facts": {
+        "required": True,
+        "sort": ("flow_id",),
+        "columns": (
+            _c("flow_id", "int", lo=0), _c("tx_packets", "int", lo=0), _c("retx_packets", "int", lo=0),
+            _c("rx_packets", "int", na=True, lo=0), _c("rx_bytes", "int", lo=0),
+            _c("first_rx_ns", "int", na=True, lo=0), _c("last_rx_ns", "int", na=True, lo=0),
+            _c("delay_sum_ns", "int", na=True, lo=0), _c("delay_max_ns", "int", na=True, lo=0),
+        ),
+    },
+    "queue_facts": {
+        "required": True,
+        "sort": ("time_ns", "queue", "band"),
+        "columns": (
+            _c("time_ns", "int", lo=0), _c("queue", "str"), _c("band", "int", lo=0),
+            _c("backlog_pkts", "int", lo=0), _c("backlog_bytes", "int", lo=0),
+            _c("enqueued_pkts", "int", lo=0), _c("dequeued_pkts", "int", lo=0),
+            _c("dropped_pkts", "int", lo=0),
+        ),
+    },
+    "packet_facts": {
+        "required": False,
+        "sort": ("time_ns", "seq"),
+        "columns": (
+            _c("seq", "int", lo=0), _c("time_ns", "int", lo=0), _c("queue", "str"),
+            _c("event", "str", choices=("enq", "deq", "drop", "mark")), _c("band", "int", lo=0),
+            _c("len_bytes", "int", lo=1), _c("flow_id", "int", na=True, lo=0),
+            _c("sojourn_ns", "int", na=True, lo=0), _c("reason", "str", na=True, choices=REASONS),
         ),
     },
 }
@@ -154,13 +190,22 @@ def _parse(col: Column, text: str) -> tuple[Any, str | None]:
 MAX_PROBLEMS_PER_TABLE = 10
 
 
-def check_table(path: Path, table: str) -> tuple[list[str], list[dict[str, Any]]]:
-    spec = TABLES[table]
+def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, [])
+        return header, list(reader)
+
+
+def check_table(path: Path, table: str, raw: bool = False) -> tuple[list[str], list[dict[str, Any]]]:
+    """Check one table against its columns (TABLES, gzip CSV; raw: RAW_TABLES,
+    the plain CSV a runner writes); the problems and the parsed rows."""
+    spec = (RAW_TABLES if raw else TABLES)[table]
     problems: list[str] = []
     try:
-        header, rows = read_csv_gz(path)
+        header, rows = read_csv(path) if raw else read_csv_gz(path)
     except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError, csv.Error) as exc:
-        return [f"{path}: not a readable gzip CSV: {exc}"], []
+        return [f"{path}: not a readable {'CSV' if raw else 'gzip CSV'}: {exc}"], []
     names = [c.name for c in spec["columns"]]
     if header != names:
         missing = [n for n in names if n not in header]
@@ -189,6 +234,8 @@ def check_table(path: Path, table: str) -> tuple[list[str], list[dict[str, Any]]
             problems.append(f"{path}: (stopping after {MAX_PROBLEMS_PER_TABLE} problems)")
             return problems, parsed
     keys = [tuple(-1 if r[k] is None else r[k] for k in spec["sort"]) for r in parsed]
+    if problems:
+        return problems, parsed
     if keys != sorted(keys):
         problems.append(f"{path}: rows are not sorted by {', '.join(spec['sort'])}")
     return problems, parsed
@@ -239,19 +286,23 @@ def _check_flows(path: Path, rows: list[dict[str, Any]], sim_end_s: float | None
     return out
 
 
-def _check_queues(path: Path, rows: list[dict[str, Any]]) -> list[str]:
+def check_queue_rows(path: Path, rows: list[dict[str, Any]], time_col: str = "time_s") -> list[str]:
+    """Per queue and band: counters never decrease, and what was enqueued is
+    at least what left plus what is queued."""
     out = []
-    last: dict[int, dict[str, Any]] = {}
+    last: dict[tuple[str, int], dict[str, Any]] = {}
     for r in rows:
-        prev = last.get(r["band"])
+        key = (r["queue"], r["band"])
+        where = f"{path}: queue {r['queue']} band {r['band']}"
+        prev = last.get(key)
         if prev is not None:
             for k in ("enqueued_pkts", "dequeued_pkts", "dropped_pkts"):
                 if r[k] < prev[k]:
-                    out.append(f"{path}: band {r['band']}: {k} decreases at time {r['time_s']}")
+                    out.append(f"{where}: {k} decreases at time {r[time_col]}")
                     break
-        last[r["band"]] = r
+        last[key] = r
         if r["enqueued_pkts"] < r["dequeued_pkts"] + r["backlog_pkts"]:
-            out.append(f"{path}: band {r['band']} at {r['time_s']}: enqueued < dequeued + backlog")
+            out.append(f"{where} at {r[time_col]}: enqueued < dequeued + backlog")
             break
     if not rows:
         out.append(f"{path}: no samples")
@@ -298,5 +349,5 @@ def check_dir(directory: Path) -> list[str]:
             problems.append(f"{directory / 'run.json'}: all_completed is true "
                             "but some flows did not complete")
     if tables.get("queues"):
-        problems.extend(_check_queues(directory / "queues.csv.gz", tables["queues"]))
+        problems.extend(check_queue_rows(directory / "queues.csv.gz", tables["queues"]))
     return problems

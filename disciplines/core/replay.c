@@ -59,6 +59,7 @@ static void usage(FILE *out)
 		"usage: qcore-replay DISC [--param NAME=VALUE]... [--seed N] < events.csv > decisions.csv\n"
 		"       qcore-replay DISC --help    parameters of DISC\n"
 		"       qcore-replay --list         known disciplines\n"
+		"       qcore-replay --describe     every discipline and parameter as JSON\n"
 		"\n"
 		"events.csv:    header %s; op enq|deq; on deq rows the other fields are empty;\n"
 		"               empty cls/prec/flow on enq rows mean 0; times never decrease\n"
@@ -438,6 +439,95 @@ static void teardown(struct replay *r)
 	free(r->stats);
 }
 
+/* A JSON string (the tables hold printable ASCII; escape what JSON needs). */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+/*
+ * The registry as JSON, for qlab's Python side (the job schema's parameter
+ * definitions and the scenario's discipline kinds are generated from it):
+ * {"max_bands", "reasons", "disciplines": [{"name", "summary", "bands_help",
+ * "ignores": ["time", "flow_hash", "dequeued"], "params": [{"name", "kind"
+ * (u32|u64|ppm|enum|bool|u32_list), "min", "max" (ppm for ppm), "default",
+ * "unit", "choices" (enum: a list, else null), "help"}]}]}.
+ */
+static void describe(void)
+{
+	static const char *const kinds[] = {
+		[QCORE_PARAM_U32] = "u32", [QCORE_PARAM_U64] = "u64",
+		[QCORE_PARAM_PPM] = "ppm", [QCORE_PARAM_ENUM] = "enum",
+		[QCORE_PARAM_BOOL] = "bool", [QCORE_PARAM_U32_LIST] = "u32_list",
+	};
+	u32 i, j;
+
+	printf("{\"max_bands\": %d, \"reasons\": [", QCORE_MAX_BANDS);
+	for (i = 1; i < QCORE_REASON__COUNT; i++) {
+		printf(i > 1 ? ", " : "");
+		json_str(qcore_reason_names[i]);
+	}
+	printf("],\n \"disciplines\": [");
+	for (i = 0; qcore_disciplines[i]; i++) {
+		const struct qcore_disc_ops *ops = qcore_disciplines[i];
+		u8 ig = ops->ignores;
+
+		printf("%s\n  {\"name\": ", i ? "," : "");
+		json_str(ops->name);
+		printf(", \"summary\": ");
+		json_str(ops->summary);
+		printf(", \"bands_help\": ");
+		json_str(ops->bands_help);
+		printf(", \"ignores\": [%s%s%s%s%s]",
+		       ig & QCORE_IGNORES_TIME ? "\"time\"" : "",
+		       ig & QCORE_IGNORES_TIME && ig & (QCORE_IGNORES_FLOW_HASH | QCORE_IGNORES_DEQUEUED) ? ", " : "",
+		       ig & QCORE_IGNORES_FLOW_HASH ? "\"flow_hash\"" : "",
+		       ig & QCORE_IGNORES_FLOW_HASH && ig & QCORE_IGNORES_DEQUEUED ? ", " : "",
+		       ig & QCORE_IGNORES_DEQUEUED ? "\"dequeued\"" : "");
+		printf(", \"params\": [");
+		for (j = 0; j < ops->nparams; j++) {
+			const struct qcore_param_desc *d = &ops->params[j];
+
+			printf("%s\n   {\"name\": ", j ? "," : "");
+			json_str(d->name);
+			printf(", \"kind\": \"%s\", \"min\": %llu, \"max\": %llu, \"default\": ",
+			       kinds[d->kind], (unsigned long long)d->min, (unsigned long long)d->max);
+			json_str(d->dflt);
+			printf(", \"unit\": ");
+			json_str(d->unit);
+			printf(", \"choices\": ");
+			if (d->kind == QCORE_PARAM_ENUM) {
+				const char *c = d->choices;
+
+				printf("[\"");
+				for (; *c; c++) {
+					if (*c == '|')
+						printf("\", \"");
+					else
+						putchar(*c);
+				}
+				printf("\"]");
+			} else {
+				printf("null");
+			}
+			printf(", \"help\": ");
+			json_str(d->help);
+			putchar('}');
+		}
+		printf("]}");
+	}
+	printf("\n ]}\n");
+}
+
 int main(int argc, char **argv)
 {
 	const char **param_args = xcalloc((size_t)argc, sizeof(*param_args));
@@ -453,6 +543,9 @@ int main(int argc, char **argv)
 			help = 1;
 		} else if (!strcmp(a, "--list")) {
 			list();
+			return 0;
+		} else if (!strcmp(a, "--describe")) {
+			describe();
 			return 0;
 		} else if (!strcmp(a, "--param") || !strcmp(a, "--seed")) {
 			if (i + 1 == argc)

@@ -1,9 +1,9 @@
-"""Backends: a registry mapping backend names to runner classes.
+"""Backends: the one registry of backend names (qlab.backends.BACKENDS).
 
-A runner turns one job description (docs/jobs.md) into plain trace tables
-(``flows.csv``, ``queues.csv``, optionally ``packets.csv``) plus
-``runner.json`` in a work directory; ``qlab.runjob`` does the rest (gzip,
-run.json, validation, atomic placement), identically for every backend.
+The scenario and workflow schemas, the workflow (threads, images), the
+Docker runtime and the report read backend names from here; a test checks
+the schemas against it. A new backend is its runner, a module here with its
+Backend subclass registered below, and its image (README, "Adding a backend").
 """
 
 from __future__ import annotations
@@ -16,6 +16,12 @@ BACKENDS: dict[str, type[Backend]] = {
     Ns3Backend.name: Ns3Backend,
     MininetBackend.name: MininetBackend,
 }
+# What a scenario runs on when it does not say.
+DEFAULT = Ns3Backend.name
+
+
+def names() -> list[str]:
+    return list(BACKENDS)
 
 
 def get(name: str) -> Backend:
@@ -25,4 +31,16 @@ def get(name: str) -> Backend:
         raise BackendError(f"unknown backend {name!r} (known: {', '.join(sorted(BACKENDS))})") from None
 
 
-__all__ = ["BACKENDS", "Backend", "BackendError", "get"]
+def available() -> tuple[list[str], dict[str, str]]:
+    """The backends this machine runs natively, and why the others are left out."""
+    ok, why = [], {}
+    for name in BACKENDS:
+        reason = get(name).unavailable()
+        if reason is None:
+            ok.append(name)
+        else:
+            why[name] = reason
+    return ok, why
+
+
+__all__ = ["BACKENDS", "DEFAULT", "Backend", "BackendError", "available", "get", "names"]

@@ -1,4 +1,10 @@
-"""The interface every backend runner implements."""
+"""The interface every backend implements, and what it declares about itself.
+
+A backend is a runner of resolved plans (docs/jobs.md): it reads one plan,
+runs it, and writes the raw facts of docs/traces.md ("Raw facts") into a
+work directory; ``qlab.runjob`` validates the plan before, and the facts
+after, and finalises the trace tables the same way for every backend.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +19,24 @@ class BackendError(Exception):
 
 class Backend(abc.ABC):
     name: str = ""
+    # One line for `qlab backends`.
+    summary: str = ""
+    # Runs in real time and checks its own timing: the workflow gives each
+    # of its jobs the whole machine (every core).
+    realtime: bool = False
+    # The Docker image its jobs run in under `make reproduce RUNTIME=docker`
+    # (containers/<image>), or None when it cannot run in one.
+    image: str | None = None
+    # Extra `docker run` options its jobs need in that image.
+    docker_options: tuple[str, ...] = ()
 
     @abc.abstractmethod
     def tools(self) -> dict[str, Path]:
-        """Programs the backend needs, by name (checked before a run)."""
+        """Programs the backend needs here, by what they are (checked before a run)."""
+
+    def unavailable(self) -> str | None:
+        """Why this machine cannot run the backend natively (None: it can)."""
+        return None
 
     def check_tools(self) -> None:
         for what, path in self.tools().items():
@@ -25,7 +45,14 @@ class Backend(abc.ABC):
                     f"backend {self.name}: {what} not found at {path} "
                     f"(build it with `make build` or set the matching QLAB_* variable)")
 
+    def refuse(self, plan: dict[str, Any]) -> list[str]:
+        """What of this (valid) plan the backend cannot build, one line per
+        problem naming the field; empty when it can run it."""
+        return []
+
     @abc.abstractmethod
     def run(self, job_file: Path, workdir: Path, log: Path | None) -> dict[str, Any]:
-        """Run one job, writing plain CSV tables into workdir; return runner facts
-        (sim_end_s, all_completed, versions, wall_time_s)."""
+        """Run one plan, writing the raw facts (flow_facts.csv, queue_facts.csv,
+        packet_facts.csv when trace.packets) into workdir; return the runner's
+        facts (end_ns, versions, wall_time_s; emulators valid, invalid_reasons,
+        fidelity)."""

@@ -67,8 +67,71 @@ class _Interrupted(Exception):
     pass
 
 
+MAX_FLOWS = 2000
+
+
 class MininetBackend(Backend):
     name = "mininet"
+    summary = ("Mininet with Linux hosts and qlab-emu as the bottleneck, launched by Ansible; "
+               "a dumbbell, in real time (root)")
+    realtime = True
+    image = "emu"
+    # namespaces, veths, bridges, raw sockets and SCHED_FIFO inside the container
+    docker_options = ("--privileged",)
+
+    def unavailable(self) -> str | None:
+        import os
+
+        if os.geteuid() != 0:
+            return "the mininet backend needs root"
+        if subprocess.run(["/usr/bin/python3", "-c", "import mininet"], capture_output=True,
+                          check=False).returncode != 0:
+            return "Mininet is not installed (scripts/setup.sh installs it)"
+        return None
+
+    def refuse(self, plan: dict[str, Any]) -> list[str]:
+        """A dumbbell: two routers, one link between them with a discipline at
+        one end (qlab-emu's forward link) and a lossless queue at the other,
+        hosts on access links of one delay (folded into the emulator: this
+        kernel has no netem), data from the discipline's side only."""
+        nodes = {n["id"]: n for n in plan["nodes"]}
+        routers = [n["id"] for n in plan["nodes"] if n["kind"] == "router"]
+        between = [(i, lk) for i, lk in enumerate(plan["links"])
+                   if nodes[lk["a"]]["kind"] == "router" and nodes[lk["b"]]["kind"] == "router"]
+        if len(routers) != 2 or len(between) != 1:
+            return [f"links: the mininet backend builds a dumbbell (two routers, one link between them); "
+                    f"this plan has {len(routers)} routers and {len(between)} router links"]
+        out = []
+        i, bottleneck = between[0]
+        shaped = [n for n, q in bottleneck["queues"].items() if q["kind"] != "lossless"]
+        if len(shaped) != 1:
+            return [f"links[{i}].queues: the mininet backend runs one discipline, at one end of the "
+                    f"bottleneck (qlab-emu's forward link); got {len(shaped)}"]
+        side = shaped[0]
+        for j, lk in enumerate(plan["links"]):
+            for n, q in lk["queues"].items():
+                if q["kind"] == "ns3-fifo":
+                    out.append(f"links[{j}].queues.{n}.kind: ns3-fifo exists only in the ns3 backend")
+                elif q["kind"] != "lossless" and lk is not bottleneck:
+                    out.append(f"links[{j}].queues.{n}: the mininet backend runs a discipline on the "
+                               "bottleneck only")
+        delays = sorted({lk["delay_ns"] for lk in plan["links"] if lk is not bottleneck})
+        if len(delays) > 1:
+            out.append(f"links: the mininet backend folds the access links' delay into the bottleneck's "
+                       f"(no netem here), so they must all be equal; got {delays[0]} to {delays[-1]} ns")
+        attached = {}
+        for lk in plan["links"]:
+            if lk is not bottleneck:
+                host, router = (lk["a"], lk["b"]) if nodes[lk["a"]]["kind"] == "host" else (lk["b"], lk["a"])
+                attached[host] = router
+        for j, f in enumerate(plan["flows"]):
+            if attached.get(f["src"]) != side:
+                out.append(f"flows[{j}].src: the mininet backend sends data through the discipline "
+                           f"(from hosts at {side}); {f['src']} is at {attached.get(f['src'])}")
+                break
+        if len(plan["flows"]) > MAX_FLOWS:
+            out.append(f"flows: at most {MAX_FLOWS} flows in emulation, got {len(plan['flows'])}")
+        return out
 
     def tools(self) -> dict[str, Path]:
         # qlab-emu is built on the emulation host by the playbook (role

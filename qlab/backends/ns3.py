@@ -1,4 +1,8 @@
-"""ns-3 backend: qlab's runner program (disciplines/ns3/qlab-ns3-run)."""
+"""ns-3 backend: qlab's runner program (disciplines/ns3/qlab-ns3-run).
+
+It builds any plan: any graph of hosts and routers, every application,
+every core discipline, and ns-3's own FifoQueueDisc (`ns3-fifo`, the
+reference the droptail adapter is compared with)."""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ from qlab.backends.base import Backend, BackendError
 
 class Ns3Backend(Backend):
     name = "ns3"
+    summary = "ns-3 3.37 (Debian), qlab's queue discs and runner; any graph, any scale (the default)"
+    image = "ns3"
 
     def tools(self) -> dict[str, Path]:
         return {"the ns-3 runner qlab-ns3-run": paths.NS3_RUNNER}

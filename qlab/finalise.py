@@ -1,0 +1,199 @@
+"""From a runner's raw facts to the trace tables: the one place that decides
+what a completed flow, its completion time, its goodput and its losses are,
+for every backend (docs/traces.md, "Raw facts" and "flows.csv.gz").
+
+``check_raw`` validates what a runner wrote against its plan; ``finalise``
+writes ``flows.csv.gz``, ``queues.csv.gz`` and ``packets.csv.gz`` beside it.
+Times stay integer nanoseconds until they are written, as seconds with nine
+decimals.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+from qlab import traces
+
+UDP_APPS = ("cbr", "onoff", "voip")
+UDP_HEADER_BYTES = 28
+
+
+def fmt_s(ns: int) -> str:
+    """Integer nanoseconds as seconds with exactly nine decimals."""
+    sign = "-" if ns < 0 else ""
+    whole, frac = divmod(abs(ns), 1_000_000_000)
+    return f"{sign}{whole}.{frac:09d}"
+
+
+def _fmt_rate(bps: float) -> str:
+    return f"{bps:.6f}"
+
+
+def udp_stop_ns(flow: dict[str, Any]) -> int:
+    """When a UDP flow's sender stops: the end of its last on-period."""
+    periods = flow["on_periods_ns"]
+    return periods[-1][1] if periods else flow["start_ns"]
+
+
+def check_raw(workdir: Path, plan: dict[str, Any], facts: dict[str, Any]) -> tuple[list[str], dict[str, list]]:
+    """Every problem with a runner's raw facts (and the parsed tables)."""
+    problems: list[str] = []
+    tables: dict[str, list[dict[str, Any]]] = {}
+    end_ns = facts.get("end_ns")
+    if not isinstance(end_ns, int) or isinstance(end_ns, bool) or end_ns < 0:
+        problems.append(f"{workdir / 'runner.json'}: end_ns: expected a non-negative integer, got {end_ns!r}")
+        end_ns = None
+    elif end_ns > plan["duration_ns"]:
+        problems.append(f"{workdir / 'runner.json'}: end_ns {end_ns} is after duration_ns {plan['duration_ns']}")
+    for table, spec in traces.RAW_TABLES.items():
+        path = workdir / f"{table}.csv"
+        if not path.exists():
+            if spec["required"] or (table == "packet_facts" and plan["trace"]["packets"]):
+                problems.append(f"{path}: missing")
+            continue
+        p, rows = traces.check_table(path, table, raw=True)
+        problems += p
+        tables[table] = rows if not p else []
+    if problems:
+        return problems, tables
+    flows = {f["flow_id"]: f for f in plan["flows"]}
+    path = workdir / "flow_facts.csv"
+    ids = [r["flow_id"] for r in tables["flow_facts"]]
+    if sorted(ids) != sorted(flows) or len(set(ids)) != len(ids):
+        problems.append(f"{path}: expected one row per flow of the plan ({len(flows)}), got {len(ids)} rows"
+                        + (f"; unknown flow {sorted(set(ids) - set(flows))[0]}" if set(ids) - set(flows) else ""))
+        return problems, tables
+    for r in tables["flow_facts"]:
+        f = flows[r["flow_id"]]
+        where = f"{path}: flow {r['flow_id']}"
+        udp = f["app"] in UDP_APPS
+        if r["retx_packets"] > r["tx_packets"]:
+            problems.append(f"{where}: retx_packets exceeds tx_packets")
+        if (r["first_rx_ns"] is None) != (r["last_rx_ns"] is None) or (
+                r["first_rx_ns"] is not None and r["first_rx_ns"] > r["last_rx_ns"]):
+            problems.append(f"{where}: first_rx_ns and last_rx_ns are given together, first <= last")
+        if r["last_rx_ns"] is not None and end_ns is not None and r["last_rx_ns"] > end_ns:
+            problems.append(f"{where}: last_rx_ns after the run's end ({end_ns})")
+        if (r["rx_bytes"] > 0) != (r["last_rx_ns"] is not None):
+            problems.append(f"{where}: first_rx_ns/last_rx_ns are given exactly when rx_bytes > 0")
+        if udp:
+            payload = f["pkt_bytes"] - UDP_HEADER_BYTES
+            if r["rx_packets"] is None or r["delay_sum_ns"] is None and r["rx_packets"]:
+                problems.append(f"{where}: a UDP flow needs rx_packets (and the delays when it is > 0)")
+            elif r["tx_packets"] > f["packets"]:
+                problems.append(f"{where}: tx_packets {r['tx_packets']} exceeds the {f['packets']} "
+                                "datagrams the schedule sends")
+            elif r["rx_packets"] > r["tx_packets"]:
+                problems.append(f"{where}: rx_packets exceeds tx_packets")
+            elif r["rx_bytes"] != r["rx_packets"] * payload:
+                problems.append(f"{where}: rx_bytes != rx_packets * {payload} (the payload)")
+            elif (r["rx_packets"] > 0) != (r["delay_max_ns"] is not None) or \
+                    (r["delay_sum_ns"] is None) != (r["delay_max_ns"] is None):
+                problems.append(f"{where}: delay_sum_ns and delay_max_ns are given exactly when rx_packets > 0")
+            elif r["rx_packets"] and r["delay_max_ns"] * r["rx_packets"] < r["delay_sum_ns"]:
+                problems.append(f"{where}: delay_sum_ns exceeds rx_packets * delay_max_ns")
+            if r["retx_packets"]:
+                problems.append(f"{where}: a UDP flow has no retransmissions")
+        else:
+            if any(r[k] is not None for k in ("rx_packets", "delay_sum_ns", "delay_max_ns")):
+                problems.append(f"{where}: rx_packets and the delays are NA for TCP flows")
+            if r["rx_bytes"] > f["bytes"]:
+                problems.append(f"{where}: rx_bytes {r['rx_bytes']} exceeds the flow's {f['bytes']} bytes")
+        if len(problems) >= traces.MAX_PROBLEMS_PER_TABLE:
+            break
+    traced = set(plan["trace"]["queues"])
+    for table in ("queue_facts", "packet_facts"):
+        for r in tables.get(table, []):
+            if r["queue"] not in traced:
+                problems.append(f"{workdir / (table + '.csv')}: queue {r['queue']!r} is not in the plan's "
+                                "trace.queues")
+                break
+    if tables.get("queue_facts") is not None:
+        problems += traces.check_queue_rows(workdir / "queue_facts.csv", tables["queue_facts"], "time_ns")
+    for r in tables.get("packet_facts", []):
+        if r["flow_id"] is not None and r["flow_id"] not in flows:
+            problems.append(f"{workdir / 'packet_facts.csv'}: unknown flow {r['flow_id']}")
+            break
+    return problems, tables
+
+
+def flow_rows(plan: dict[str, Any], facts: list[dict[str, Any]], end_ns: int) -> tuple[list[list[str]], bool]:
+    """flows.csv's rows (docs/traces.md) and whether every flow completed."""
+    raw = {r["flow_id"]: r for r in facts}
+    rows = []
+    all_done = True
+    drain = plan["udp_drain_ns"]
+    for f in sorted(plan["flows"], key=lambda f: f["flow_id"]):
+        r = raw[f["flow_id"]]
+        start = f["start_ns"]
+        udp = f["app"] in UDP_APPS
+        if udp:
+            seg = f["pkt_bytes"] - UDP_HEADER_BYTES
+            goal = f["packets"] * seg
+            stop = udp_stop_ns(f)
+            # the sender stopped at `stop`; the flow is done once what was in
+            # flight had udp_drain_ns to arrive
+            done = end_ns >= stop + drain
+            end = stop if done else end_ns
+        else:
+            seg = f["seg_bytes"]
+            goal = f["bytes"]
+            if goal == 0:  # nothing to deliver: done as it starts
+                done, end = start <= end_ns, start
+            else:
+                done = r["rx_bytes"] == goal
+                end = r["last_rx_ns"] if done else end_ns
+        all_done &= done
+        delivered = r["rx_bytes"]
+        elapsed = (end if done else end_ns) - start
+        goodput = 8.0 * delivered / (elapsed / 1e9) if elapsed > 0 else 0.0
+        row = [str(f["flow_id"]), f["app"], f["group"], str(f["cls"]), str(f["prec"]), str(seg), str(goal),
+               str(delivered), fmt_s(start), fmt_s(end) if done else traces.NA, "1" if done else "0",
+               fmt_s(end - start) if done and not udp else traces.NA, _fmt_rate(goodput),
+               str(r["tx_packets"]), str(r["retx_packets"])]
+        if udp:
+            rx = r["rx_packets"]
+            row += [str(rx), str(r["tx_packets"] - rx)]
+            # the mean delay, rounded to the nearest nanosecond
+            row += [fmt_s((r["delay_sum_ns"] + rx // 2) // rx), fmt_s(r["delay_max_ns"])] if rx else \
+                [traces.NA, traces.NA]
+        else:
+            row += [traces.NA] * 4
+        rows.append(row)
+    return rows, all_done
+
+
+def _csv_bytes(header: list[str], rows: list[list[str]]) -> bytes:
+    out = io.StringIO(newline="")
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return out.getvalue().encode("utf-8")
+
+
+def _na(v: Any, fmt: Any = str) -> str:
+    return traces.NA if v is None else fmt(v)
+
+
+def finalise(workdir: Path, plan: dict[str, Any], facts: dict[str, Any],
+             tables: dict[str, list[dict[str, Any]]]) -> bool:
+    """Write the trace tables from checked raw facts; returns all_completed."""
+    end_ns = facts["end_ns"]
+    rows, all_done = flow_rows(plan, tables["flow_facts"], end_ns)
+    names = [c.name for c in traces.TABLES["flows"]["columns"]]
+    traces.atomic_write_bytes(workdir / "flows.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
+    names = [c.name for c in traces.TABLES["queues"]["columns"]]
+    rows = [[fmt_s(r["time_ns"]), r["queue"], str(r["band"]), str(r["backlog_pkts"]), str(r["backlog_bytes"]),
+             str(r["enqueued_pkts"]), str(r["dequeued_pkts"]), str(r["dropped_pkts"]), traces.NA]
+            for r in tables["queue_facts"]]
+    traces.atomic_write_bytes(workdir / "queues.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
+    if "packet_facts" in tables:
+        names = [c.name for c in traces.TABLES["packets"]["columns"]]
+        rows = [[str(r["seq"]), fmt_s(r["time_ns"]), r["queue"], r["event"], str(r["band"]), str(r["len_bytes"]),
+                 _na(r["flow_id"]), _na(r["sojourn_ns"], fmt_s), _na(r["reason"])]
+                for r in tables["packet_facts"]]
+        traces.atomic_write_bytes(workdir / "packets.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
+    return all_done

@@ -1,0 +1,490 @@
+"""Resolved plans: what one run executes (docs/jobs.md, docs/job.schema.json).
+
+``build`` turns a resolved scenario document at one sweep point, one seed
+and one series into a plan: the graph (qlab.topology), the flows with every
+random draw made from the seed, typed discipline parameters, integer
+nanoseconds. ``check`` is the validator every runner's input passes before
+any simulator or emulator starts: the schema (composed with the core's
+parameter tables) and the rules a schema cannot say (references between
+nodes, links and routes, a route for every flow, consistent UDP schedules).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import ipaddress
+import json
+import math
+import random
+from typing import Any
+
+import jsonschema
+
+from qlab import core, paths, topology
+from qlab.topology import ns
+
+SCHEMA_ID = "qlab-plan/1"
+SCHEMA_FILE = paths.ROOT / "docs" / "job.schema.json"
+UDP_APPS = ("cbr", "onoff", "voip")
+# voip: a G.711 call, 160 payload bytes + RTP/UDP/IP headers every 20 ms,
+# with ITU-T P.59's mean talk-spurt and pause durations.
+UDP_DEFAULTS: dict[str, dict[str, Any]] = {
+    "cbr": {},
+    "onoff": {},
+    "voip": {"pkt_bytes": 200, "rate_bps": 80000, "on_s": 1.004, "off_s": 1.587},
+}
+UDP_FIELDS = ("pkt_bytes", "rate_bps", "on_s", "off_s", "stop_s")
+UDP_DRAIN_NS = 1_000_000_000
+DEFAULT_MTU = 1500
+# IPv4 + TCP headers + the largest TCP options: a segment never needs fragmenting
+TCP_HEADER_ALLOWANCE = 80
+UDP_HEADER_BYTES = 28
+DEFAULT_WEB_HOSTS = 8
+FIRST_SRC_PORT = 10000
+FIRST_DST_PORT = 5001
+
+
+class PlanError(Exception):
+    """Problems with a plan (or a scenario that cannot become one), one line each."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+# ---------------------------------------------------------------------------
+# the workload: every random draw, from the seed
+
+
+def group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]:
+    total = workload["flows"]
+    counts: dict[str, int] = {}
+    for g, spec in workload["groups"].items():
+        if spec.get("app") == "web":  # drawn in draw_flows, not part of workload.flows
+            continue
+        if "count" in spec:
+            counts[g] = spec["count"]
+        elif spec["share"] != "rest":
+            raw = spec["share"] * total
+            n = {"ceil": math.ceil, "floor": math.floor, "round": round}[spec.get("rounding", "ceil")](
+                round(raw, 9))
+            counts[g] = max(int(n), spec.get("min_flows", 0))
+    rest = [g for g, spec in workload["groups"].items() if spec.get("share") == "rest"]
+    used = sum(counts.values())
+    if rest:
+        counts[rest[0]] = total - used
+    if any(n < 0 for n in counts.values()) or sum(counts.values()) != total:
+        raise PlanError([f"{where}: workload.groups: group sizes {counts} do not add up to "
+                         f"workload.flows = {total}"])
+    return [(g, counts[g]) for g in workload["groups"] if g in counts]
+
+
+def on_periods(spec: dict[str, Any], start: float, stop: float, rng: random.Random) -> list[list[float]]:
+    """A UDP flow's on-periods [start_s, end_s] between start and stop.
+
+    cbr: one period. onoff/voip: on first, then alternating exponential on
+    and off durations with means on_s and off_s, cut at stop.
+    """
+    if stop <= start:
+        return []
+    if spec["app"] == "cbr":
+        return [[start, stop]]
+    periods = []
+    t = start
+    while t < stop:
+        end = min(t + rng.expovariate(1.0 / spec["on_s"]), stop)
+        periods.append([round(t, 9), round(end, 9)])
+        t = end + rng.expovariate(1.0 / spec["off_s"])
+    return periods
+
+
+def web_flows(group: str, spec: dict[str, Any], seed: int, first_id: int, duration_s: float,
+              where: str) -> list[dict[str, Any]]:
+    """Web-like traffic: TCP transfers (bulk flows) arriving as a Poisson
+    process of rate arrival_rate_per_s from start_offset_s until stop_s
+    (default: the run's duration), each of a Pareto size with mean
+    size_mean_bytes and shape pareto_shape (scale = mean (alpha - 1) / alpha),
+    at least one byte. Drawn from the seed on the group's own stream."""
+    rng = random.Random(f"{seed}/web/{group}")
+    alpha = float(spec.get("pareto_shape", 1.5))
+    scale = float(spec["size_mean_bytes"]) * (alpha - 1) / alpha
+    t = float(spec.get("start_offset_s", 0.0))
+    stop = float(spec.get("stop_s", duration_s))
+    limit = int(spec.get("max_flows", 1000))
+    flows: list[dict[str, Any]] = []
+    while True:
+        t += rng.expovariate(float(spec["arrival_rate_per_s"]))
+        if t >= stop:
+            return flows
+        if len(flows) == limit:
+            raise PlanError([f"{where}: workload.groups.{group}: more than max_flows = {limit} "
+                             "arrivals before stop_s; raise max_flows or lower arrival_rate_per_s"])
+        size = max(1, round(scale / (1.0 - rng.random()) ** (1.0 / alpha)))
+        flows.append({"flow_id": first_id + len(flows), "app": "bulk", "group": group,
+                      "cls": spec.get("cls", 0), "prec": spec.get("prec", 0), "start_s": round(t, 9),
+                      "seg_bytes": spec["seg_bytes"], "bytes": size})
+
+
+def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any]]:
+    """The flows of a run (times in seconds, as drawn). Start times depend on
+    the seed only, so every series (and backend) sees the same workload for
+    a given seed: comparisons are paired by seed."""
+    rng = random.Random(seed)
+    jitter = float(doc["workload"]["start_jitter_s"])
+    flows = []
+    for group, n in group_counts(doc["workload"], where):
+        spec = doc["workload"]["groups"][group]
+        app = spec.get("app", "bulk")
+        for _ in range(n):
+            flow = {
+                "flow_id": len(flows),
+                "app": app,
+                "group": group,
+                "cls": spec.get("cls", 0),
+                "prec": spec.get("prec", 0),
+                "start_s": round(spec.get("start_offset_s", 0.0)
+                                 + (rng.uniform(0.0, jitter) if jitter > 0 else 0.0), 9),
+            }
+            if app in UDP_DEFAULTS:
+                udp = {**UDP_DEFAULTS[app], **{k: spec[k] for k in UDP_FIELDS if k in spec}}
+                # Each flow's on/off draws have their own stream, so adding a
+                # flow or a group leaves the others' schedules unchanged.
+                flow_rng = random.Random(f"{seed}/on-off/{flow['flow_id']}")
+                stop = float(udp.get("stop_s", doc["duration_s"]))
+                flow.update(pkt_bytes=udp["pkt_bytes"], rate_bps=udp["rate_bps"],
+                            on_periods=on_periods({"app": app, **udp}, flow["start_s"], stop, flow_rng))
+            else:
+                flow.update(seg_bytes=spec["seg_bytes"], bytes=spec["task_bytes"])
+            flows.append(flow)
+    for group, spec in doc["workload"]["groups"].items():
+        if spec.get("app") == "web":
+            flows.extend(web_flows(group, spec, seed, len(flows), float(doc["duration_s"]), where))
+    return flows
+
+
+def udp_interval_ns(pkt_bytes: int, rate_bps: int) -> int:
+    """8e9 * pkt_bytes / rate_bps ns, rounded half up, at least 1."""
+    return max(1, (16_000_000_000 * pkt_bytes + rate_bps) // (2 * rate_bps))
+
+
+def udp_packets(periods_ns: list[list[int]], interval_ns: int) -> int:
+    """Datagrams a schedule sends: one at start + k * interval for every k with
+    start + k * interval < end, in each period."""
+    return sum((e - s + interval_ns - 1) // interval_ns for s, e in periods_ns if e > s)
+
+
+# ---------------------------------------------------------------------------
+# building a plan
+
+
+def _pairs(doc: dict[str, Any], flows: list[dict[str, Any]], g_from: str | None, g_to: str | None,
+           where: str) -> tuple[list[tuple[str, str, str, dict[str, Any]]], list[int]]:
+    """Host pairs (group, from, to, access) and each flow's pair index."""
+    topo = doc["topology"]
+    by_group: dict[str, list[int]] = {}
+    for i, f in enumerate(flows):
+        by_group.setdefault(f["group"], []).append(i)
+    pairs: list[tuple[str, str, str, dict[str, Any]]] = []
+    pair_of = [0] * len(flows)
+    for group, members in by_group.items():
+        spec = doc["workload"]["groups"][group]
+        frm, to = spec.get("from", g_from), spec.get("to", g_to)
+        if frm is None or to is None:
+            raise PlanError([f"{where}: workload.groups.{group}: a {topo['kind']} topology needs "
+                             "`from` and `to` (router names) on every group"])
+        if frm == to:
+            raise PlanError([f"{where}: workload.groups.{group}: from and to are the same router {frm!r}"])
+        default_hosts = DEFAULT_WEB_HOSTS if spec.get("app") == "web" else len(members)
+        n_pairs = max(1, min(int(spec.get("hosts", default_hosts)), len(members)))
+        access = {"rate_bps": int(spec.get("access_rate_bps", topo["access_rate_bps"])),
+                  "delay_ns": ns(spec.get("access_delay_s", topo["access_delay_s"]))}
+        first = len(pairs)
+        pairs += [(group, frm, to, access)] * n_pairs
+        for k, i in enumerate(members):
+            pair_of[i] = first + k % n_pairs
+    return pairs, pair_of
+
+
+def series_queue(disc: dict[str, Any]) -> dict[str, Any]:
+    """A series' discipline as a plan queue: typed parameters, every default filled in."""
+    return {"kind": disc["kind"], "params": core.typed_params(disc["kind"], disc.get("params") or {})}
+
+
+def build_workload(doc: dict[str, Any], seed: int, where: str) -> dict[str, Any]:
+    """The series-independent part of a run's plan: graph, routes, flows."""
+    drawn = draw_flows(doc, seed, where)
+    topo = doc["topology"]
+    try:
+        routers = topology._router_graph(topo, DEFAULT_MTU)
+        pairs, pair_of = _pairs(doc, drawn, routers[2], routers[3], where)
+        mtu = max([DEFAULT_MTU] + [f["pkt_bytes"] if f["app"] in UDP_APPS else f["seg_bytes"]
+                                   + TCP_HEADER_ALLOWANCE for f in drawn])
+        graph = topology.build(doc, pairs, min(mtu, 65535))
+    except topology.TopologyError as exc:
+        raise PlanError([f"{where}: {exc}"]) from None
+    flows = []
+    next_port: dict[str, int] = {}
+    for f in drawn:
+        i = pair_of[f["flow_id"]]
+        src, dst = f"s{i}", f"d{i}"
+        sport = next_port.setdefault(src, FIRST_SRC_PORT)
+        dport = next_port.setdefault(dst, FIRST_DST_PORT)
+        if sport > 65535 or dport > 65535:
+            raise PlanError([f"{where}: workload.groups.{f['group']}: more flows on one host than ports; "
+                             "raise the group's hosts"])
+        next_port[src], next_port[dst] = sport + 1, dport + 1
+        flow = {"flow_id": f["flow_id"], "app": f["app"], "group": f["group"], "src": src, "dst": dst,
+                "src_port": sport, "dst_port": dport, "tos": f["cls"] << 5 | f["prec"] << 3,
+                "cls": f["cls"], "prec": f["prec"], "start_ns": ns(f["start_s"])}
+        if f["app"] in UDP_APPS:
+            interval = udp_interval_ns(f["pkt_bytes"], int(f["rate_bps"]))
+            periods = [[ns(a), ns(b)] for a, b in f["on_periods"]]
+            flow.update(pkt_bytes=f["pkt_bytes"], rate_bps=int(f["rate_bps"]), interval_ns=interval,
+                        on_periods_ns=periods, packets=udp_packets(periods, interval))
+        else:
+            flow.update(seg_bytes=f["seg_bytes"], bytes=int(f["bytes"]))
+        flows.append(flow)
+    return {"graph": graph, "flows": flows}
+
+
+def build(doc: dict[str, Any], *, scenario: str, paper: str, backend: str, series: str, point: str,
+          point_values: dict[str, Any], seed: int, workload: dict[str, Any]) -> dict[str, Any]:
+    """The plan of one run (docs/jobs.md). `doc` is the resolved scenario at
+    the point, `workload` what build_workload made for the seed."""
+    disc = doc["series"][series]
+    try:
+        queue = series_queue(disc)
+        graph = workload["graph"]
+        # a graph topology's own (non-series) disciplines are typed here too
+        for link in graph.links:
+            for node, q in link["queues"].items():
+                if q is not topology.SERIES and q["kind"] not in (core.LOSSLESS, core.NS3_FIFO) \
+                        and "params" in q:
+                    link["queues"][node] = {"kind": q["kind"], "params": core.typed_params(q["kind"], q["params"])}
+    except core.ParamError as exc:
+        raise PlanError([f"series.{series}.params: {exc}"]) from None
+    links, traced = topology.with_queues(graph, queue, seed)
+    tcp = doc["tcp"]
+    return {
+        "schema": SCHEMA_ID,
+        "scenario": scenario,
+        "paper": paper,
+        "backend": backend,
+        "series": series,
+        "point": point,
+        "point_values": point_values,
+        "seed": seed,
+        "duration_ns": ns(doc["duration_s"]),
+        "stop_when_done": bool(doc["stop_when_done"]),
+        "udp_drain_ns": UDP_DRAIN_NS,
+        "tcp": {
+            "variant": tcp["variant"], "sack": bool(tcp["sack"]), "timestamps": bool(tcp["timestamps"]),
+            "window_scaling": bool(tcp["window_scaling"]),
+            "initial_cwnd_segments": int(tcp["initial_cwnd_segments"]),
+            "delayed_ack_count": int(tcp["delayed_ack_count"]), "min_rto_ns": ns(tcp["min_rto_s"]),
+            "syn_timeout_ns": ns(tcp["syn_timeout_s"]), "rcv_buf_bytes": int(tcp["rcv_buf_bytes"]),
+            "snd_buf_bytes": int(tcp["snd_buf_bytes"]),
+        },
+        "nodes": copy.deepcopy(graph.nodes),
+        "links": links,
+        "routes": copy.deepcopy(graph.routes),
+        "flows": workload["flows"],
+        "trace": {"queue_sample_interval_ns": ns(doc["trace"]["queue_sample_interval_s"]),
+                  "packets": bool(doc["trace"]["packets"]), "queues": traced},
+    }
+
+
+# ---------------------------------------------------------------------------
+# checking a plan (every runner's input)
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    """docs/job.schema.json composed with the core's parameter tables: each
+    discipline's params as $defs/disc_<name> (every parameter required)."""
+    doc = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    defs = doc["$defs"]
+    defs["disc_kind"] = {**defs["disc_kind"], "enum": core.names()}
+    rules = defs["queue"]["allOf"]
+    for name, disc in core.disciplines().items():
+        defs[f"disc_{name}"] = {
+            "type": "object", "additionalProperties": False, "required": [p["name"] for p in disc["params"]],
+            "properties": {p["name"]: core.param_schema(p) for p in disc["params"]},
+        }
+        rules.append({"if": {"properties": {"kind": {"const": name}}},
+                      "then": {"properties": {"params": {"$ref": f"#/$defs/disc_{name}"}}}})
+    return doc
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema())
+
+
+def _where(err: jsonschema.ValidationError) -> str:
+    out = ""
+    for p in err.absolute_path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "(top level)"
+
+
+def schema_problems(plan: Any) -> list[str]:
+    from qlab.scenario import describe_error  # the scenario's wording of schema errors
+
+    errors = sorted(_validator().iter_errors(plan), key=lambda e: [str(p) for p in e.absolute_path])
+    out = []
+    for err in errors:
+        if err.validator in ("allOf", "if", "then") and err.context:
+            continue
+        out.append(f"{_where(err)}: {describe_error(err)}")
+    return list(dict.fromkeys(out))
+
+
+def _lpm(routes: list[tuple[ipaddress.IPv4Network, str]], addr: ipaddress.IPv4Address) -> str | None:
+    best = None
+    for net, link in routes:
+        if addr in net and (best is None or net.prefixlen > best[0].prefixlen):
+            best = (net, link)
+    return best[1] if best else None
+
+
+def _path_problem(src: str, dst: str, nodes: dict[str, Any], adj: dict[str, list[tuple[str, str]]],
+                  routes: dict[str, list[tuple[ipaddress.IPv4Network, str]]],
+                  links: dict[str, Any]) -> str | None:
+    """Follow the plan from host src to host dst: its one link, then each
+    router's longest-prefix route, until the router dst hangs off."""
+    dst_addr = ipaddress.IPv4Address(nodes[dst]["address"])
+    (here, _), = adj[src]
+    for _ in range(len(nodes) + 1):
+        if nodes[here]["kind"] == "host":
+            return f"the path from {src} reaches host {here}, not {dst}"
+        if any(v == dst for v, _ in adj[here]):
+            return None
+        lid = _lpm(routes.get(here, []), dst_addr)
+        if lid is None:
+            return (f"no route at {here} to {dst} ({dst_addr}); routes of {here}: "
+                    + (", ".join(str(n) for n, _ in routes.get(here, [])) or "none"))
+        link = links[lid]
+        here = link["b"] if link["a"] == here else link["a"]
+    return f"the routes from {src} to {dst} loop"
+
+
+def semantic_problems(plan: dict[str, Any]) -> list[str]:
+    """What the schema cannot say; assumes the plan passed the schema."""
+    out: list[str] = []
+    nodes = {n["id"]: n for n in plan["nodes"]}
+    if len(nodes) != len(plan["nodes"]):
+        out.append("nodes: node ids must be unique")
+    addresses = [n["address"] for n in plan["nodes"]]
+    if len(set(addresses)) != len(addresses):
+        out.append("nodes: addresses must be unique")
+    links = {}
+    adj: dict[str, list[tuple[str, str]]] = {n: [] for n in nodes}
+    for i, link in enumerate(plan["links"]):
+        where = f"links[{i}]"
+        if link["id"] in links:
+            out.append(f"{where}.id: duplicate link id {link['id']!r}")
+        links[link["id"]] = link
+        for end in ("a", "b"):
+            if link[end] not in nodes:
+                out.append(f"{where}.{end}: no node {link[end]!r}")
+        if link["a"] == link["b"]:
+            out.append(f"{where}: a link joins two different nodes")
+        if set(link["queues"]) != {link["a"], link["b"]}:
+            out.append(f"{where}.queues: expected one queue per end, keyed {link['a']!r} and {link['b']!r}, "
+                       f"got {', '.join(map(repr, link['queues']))}")
+        for node, q in link["queues"].items():
+            if q["kind"] in core.names():
+                # the schema has the types and ranges; the decimals of a ppm
+                # value (at most 6) only the core's rules
+                table = {p["name"]: p for p in core.disciplines()[q["kind"]]["params"]}
+                for name, value in q["params"].items():
+                    try:
+                        core.typed_value(table[name], value)
+                    except core.ParamError as exc:
+                        out.append(f"{where}.queues.{node}.params.{exc}")
+        if link["a"] in adj and link["b"] in adj:
+            adj[link["a"]].append((link["b"], link["id"]))
+            adj[link["b"]].append((link["a"], link["id"]))
+    for nid, n in nodes.items():
+        if n["kind"] == "host" and len(adj.get(nid, [])) != 1:
+            out.append(f"nodes: host {nid!r} has {len(adj.get(nid, []))} links (a host has exactly one)")
+        if n["kind"] == "host" and "prefix" in n:
+            out.append(f"nodes: host {nid!r}: only routers have a prefix")
+    routes: dict[str, list[tuple[ipaddress.IPv4Network, str]]] = {}
+    for i, r in enumerate(plan["routes"]):
+        where = f"routes[{i}]"
+        node = nodes.get(r["node"])
+        if node is None or node["kind"] != "router":
+            out.append(f"{where}.node: no router {r['node']!r}")
+            continue
+        link = links.get(r["link"])
+        if link is None or r["node"] not in (link["a"], link["b"]):
+            out.append(f"{where}.link: no link {r['link']!r} at {r['node']}")
+            continue
+        try:
+            net = ipaddress.IPv4Network(r["dst"])
+        except ValueError:
+            out.append(f"{where}.dst: {r['dst']!r} has host bits set")
+            continue
+        routes.setdefault(r["node"], []).append((net, r["link"]))
+    if out:
+        return out
+
+    ports: set[tuple[str, str, int]] = set()
+    ids: set[int] = set()
+    for i, f in enumerate(plan["flows"]):
+        where = f"flows[{i}]"
+        if f["flow_id"] in ids:
+            out.append(f"{where}.flow_id: duplicate flow_id {f['flow_id']}")
+        ids.add(f["flow_id"])
+        for end in ("src", "dst"):
+            if nodes.get(f[end], {}).get("kind") != "host":
+                out.append(f"{where}.{end}: no host {f[end]!r}")
+        if f["tos"] != (f["cls"] << 5 | f["prec"] << 3):
+            out.append(f"{where}.tos: expected cls << 5 | prec << 3 = {f['cls'] << 5 | f['prec'] << 3}, got {f['tos']}")
+        proto = "tcp" if f["app"] == "bulk" else "udp"
+        for end, port in ((f["src"], f["src_port"]), (f["dst"], f["dst_port"])):
+            if (end, proto, port) in ports:
+                out.append(f"{where}: port {port}/{proto} is used twice on host {end}")
+            ports.add((end, proto, port))
+        if f["app"] in UDP_APPS:
+            if f["pkt_bytes"] > min(links[lid]["mtu_bytes"] for _, lid in adj.get(f["src"], [])):
+                out.append(f"{where}.pkt_bytes: larger than the link MTU")
+            if f["interval_ns"] != udp_interval_ns(f["pkt_bytes"], f["rate_bps"]):
+                out.append(f"{where}.interval_ns: expected {udp_interval_ns(f['pkt_bytes'], f['rate_bps'])} "
+                           "(8e9 * pkt_bytes / rate_bps, rounded half up)")
+            last = f["start_ns"]
+            for k, (s, e) in enumerate(f["on_periods_ns"]):
+                if s < last or e < s:
+                    out.append(f"{where}.on_periods_ns[{k}]: periods start at or after start_ns, are sorted, "
+                               "do not overlap and end after they start")
+                    break
+                last = e
+            else:
+                if f["packets"] != udp_packets(f["on_periods_ns"], f["interval_ns"]):
+                    out.append(f"{where}.packets: expected {udp_packets(f['on_periods_ns'], f['interval_ns'])}")
+        if not out:
+            # data one way, ACKs (and nothing else) the other: both need routes
+            for a, b in ((f["src"], f["dst"]), (f["dst"], f["src"])):
+                problem = _path_problem(a, b, nodes, adj, routes, links)
+                if problem:
+                    out.append(f"{where}: {problem}")
+                    break
+    for i, q in enumerate(plan["trace"]["queues"]):
+        lid, _, node = q.partition(":")
+        link = links.get(lid)
+        if link is None or node not in link["queues"]:
+            out.append(f"trace.queues[{i}]: no queue {q!r} (LINK:NODE)")
+        elif link["queues"][node]["kind"] == core.LOSSLESS:
+            out.append(f"trace.queues[{i}]: {q} is a lossless queue; only disciplines are traced")
+    return out
+
+
+def check(plan: Any) -> list[str]:
+    """Every problem with a plan, one line each naming the field (empty: valid)."""
+    problems = schema_problems(plan)
+    if problems:
+        return problems
+    return semantic_problems(plan)
