@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "qcore.h"
-#include "qcore_params.h"
 
 #define RING 4096
 

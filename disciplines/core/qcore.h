@@ -50,6 +50,7 @@ extern const char *const qcore_reason_names[QCORE_REASON__COUNT];
 
 /* Packet flags the adapter may set. */
 #define QCORE_PKT_PURE_ACK 0x01	/* TCP segment without payload */
+#define QCORE_PKT_ECT	0x02	/* ECN-capable transport (ECT(0), ECT(1) or CE) */
 
 struct qcore_pkt {
 	u64 now_ns;	/* arrival time */
@@ -139,6 +140,62 @@ static inline u32 qcore_frac_q32(u64 num, u64 den)
 	return q;
 }
 
+/*
+ * What every adapter computes the same way from a packet's headers, so that
+ * every backend feeds the core the same inputs for the same packet.
+ */
+
+/*
+ * The IPv4 ToS byte (or IPv6 traffic class): class = the DSCP class
+ * selector, bits 7..5; precedence = the AF drop precedence, bits 4..3; ECT
+ * from the ECN field, bits 1..0.  qlab's plans set tos = cls << 5 | prec << 3.
+ */
+static inline void qcore_pkt_set_tos(struct qcore_pkt *pkt, u8 tos)
+{
+	pkt->cls = tos >> 5;
+	pkt->prec = (tos >> 3) & 3;
+	if (tos & 3)
+		pkt->flags |= QCORE_PKT_ECT;
+}
+
+/* SplitMix64's finalizer: every input bit reaches every output bit. */
+static inline u64 qcore_mix64(u64 z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The flow hash (qcore_pkt.flow_hash) of an IPv4 5-tuple, in host byte
+ * order; ports 0 for protocols without them (and for non-first fragments).
+ * Every adapter computes this one, so a discipline that counts flows by hash
+ * (S-RD) sees the same flows in every backend for the same packets.  Only
+ * computed for disciplines that read it (QCORE_IGNORES_FLOW_HASH).
+ */
+static inline u32 qcore_flow_hash(u32 saddr, u32 daddr, u16 sport, u16 dport, u8 proto)
+{
+	u64 z = qcore_mix64((u64)saddr << 32 | daddr);
+
+	z = qcore_mix64(z ^ ((u64)sport << 32 | (u64)dport << 16 | proto));
+	return (u32)(z >> 32);
+}
+
+/*
+ * An AQM's mark on a packet that cannot carry a CE mark (not ECT) becomes
+ * its drop (as ns-3's RED and Linux's sch_red do); every adapter applies
+ * this to the enqueue decision before acting on it.
+ */
+static inline struct qcore_decision qcore_mark_fallback(struct qcore_decision d,
+							const struct qcore_pkt *pkt)
+{
+	if (d.verdict == QCORE_MARK && !(pkt->flags & QCORE_PKT_ECT)) {
+		d.verdict = QCORE_DROP;
+		d.reason = QCORE_REASON_AQM;
+	}
+	return d;
+}
+
 /* Total backlog over the first nbands views. */
 static inline u32 qcore_total_pkts(const struct qcore_band_view *b, u32 nbands)
 {
@@ -193,6 +250,78 @@ struct qcore_param_desc {
 };
 
 #define QCORE_ERRLEN 256	/* fits every qcore_params_set() message */
+
+struct qcore_disc_ops;
+
+/*
+ * One parameter's value, typed as its table entry says: what an adapter
+ * hands qcore_configure().  Text in the core's syntax becomes one through
+ * qcore_param_parse(); a netlink attribute or an ns-3 attribute is one
+ * already.
+ */
+struct qcore_param_value {
+	u32 index;			/* the parameter: ops->params[index] */
+	u64 value;			/* U32, U64, PPM (in ppm), ENUM (choice index), BOOL */
+	u32 list[QCORE_MAX_BANDS];	/* U32_LIST; unused slots 0 */
+};
+
+/*
+ * The configure sequence of every adapter: the table's defaults, then each
+ * value (range-checked against its table entry), then the discipline's
+ * check_params(), then its band count (1..QCORE_MAX_BANDS).  params is
+ * ops->params_size bytes; on error -1 with a message naming the parameter.
+ */
+int qcore_configure(const struct qcore_disc_ops *ops, void *params,
+		    const struct qcore_param_value *values, u32 nvalues,
+		    u32 *nbands, char *err, size_t errlen);
+
+/*
+ * Parse one value in the core's text syntax (the one parser of every
+ * adapter, kernel included): U32/U64 decimal digits; PPM an exact decimal
+ * with at most 6 places ("0.05", "1"; not "1e-3", "-0.1"); ENUM a choice's
+ * name; BOOL 0 or 1; U32_LIST "a:b:c".  Sets v->value / v->list (not index).
+ */
+int qcore_param_parse(const struct qcore_param_desc *d, const char *text,
+		      struct qcore_param_value *v, char *err, size_t errlen);
+
+/* Index of the parameter `name` in ops->params, or -1 (message lists the valid names). */
+int qcore_param_index(const struct qcore_disc_ops *ops, const char *name,
+		      char *err, size_t errlen);
+
+/* Zero *params, then set every parameter from its table default. */
+int qcore_params_defaults(const struct qcore_disc_ops *ops, void *params,
+			  char *err, size_t errlen);
+
+/*
+ * Set one parameter from text.  Unknown name: the message lists the valid
+ * names.  Bad value: the message names the parameter, the expected form and
+ * the range or choices.  Forms: U32/U64 decimal digits; PPM an exact decimal
+ * with at most 6 places ("0.05", "1", "0.000001"; not "1e-3", "-0.1",
+ * "0.0000001"); ENUM one of the choices; BOOL 0 or 1; U32_LIST "a:b:c".
+ * Cross-parameter checks are left to ops->check_params().
+ */
+int qcore_params_set(const struct qcore_disc_ops *ops, void *params,
+		     const char *name, const char *value,
+		     char *err, size_t errlen);
+
+/*
+ * Write parameter `name`'s value as text that qcore_params_set() accepts
+ * (e.g. "0.05", "journal").  Returns 0, or -1 for an unknown name or when
+ * out is too small.
+ */
+int qcore_params_format(const struct qcore_disc_ops *ops, const void *params,
+			const char *name, char *out, size_t outlen);
+
+/* The table entry for `name`, or NULL. */
+const struct qcore_param_desc *qcore_params_find(const struct qcore_disc_ops *ops,
+						 const char *name);
+
+/* "an integer between 1 and 1000000" etc.: the form a parameter takes. */
+void qcore_param_describe(const struct qcore_param_desc *d, char *buf, size_t len);
+
+/* Store a typed value into a params struct (no checks; qcore_configure checks). */
+void qcore_param_store(const struct qcore_param_desc *d, void *params,
+		       const struct qcore_param_value *v);
 
 /*
  * Range check of every parameter against its table entry (min/max, enum

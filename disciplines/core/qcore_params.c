@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * qcore_params.c - the one parameter parser every userspace adapter uses
- * (replay, ns-3, ns-2, qlab-emu), so "thresh=0.05" means the same thing in
- * each of them.  Userspace only.
+ * qcore_params.c - the one parameter parser and configure sequence every
+ * adapter uses (replay, ns-3, qlab-emu, the tc plugins and the Linux qdisc),
+ * so "thresh=0.05" means the same thing in each of them.  Kernel-compilable
+ * like the disciplines: only qcore_compat.h, no floating point, no
+ * allocation.  The usage text (stdio) is in qcore_usage.c.
  */
-#include "qcore_params.h"
+#include "qcore.h"
 
 #define PPM_ONE 1000000ULL
+#define U64_ALL (~(u64)0)
+#define U32_ALL (~(u32)0)
 
 const struct qcore_param_desc *qcore_params_find(const struct qcore_disc_ops *ops,
 						 const char *name)
@@ -50,7 +54,7 @@ static int parse_ppm(const char *s, u64 *out)
 		return -1;
 	memcpy(ipart, s, ilen);
 	ipart[ilen] = '\0';
-	if (parse_uint(ipart, UINT64_MAX / PPM_ONE - 1, &whole))
+	if (parse_uint(ipart, U64_ALL / PPM_ONE - 1, &whole))
 		return -1;
 	if (dot) {
 		const char *f;
@@ -113,7 +117,7 @@ static void fmt_bound(const struct qcore_param_desc *d, u64 v, char *buf, size_t
 }
 
 /* "an integer between 1 and 1000000" etc., for messages and usage. */
-static void describe(const struct qcore_param_desc *d, char *buf, size_t len)
+void qcore_param_describe(const struct qcore_param_desc *d, char *buf, size_t len)
 {
 	char lo[24], hi[24];
 
@@ -145,7 +149,7 @@ static int bad_value(const struct qcore_param_desc *d, const char *value,
 {
 	char form[96];
 
-	describe(d, form, sizeof(form));
+	qcore_param_describe(d, form, sizeof(form));
 	snprintf(err, errlen, "%s: expected %s (%s), got '%s'",
 		 d->name, form, d->unit, value);
 	return -1;
@@ -167,7 +171,7 @@ static int set_list(const struct qcore_param_desc *d, u32 *slots,
 			return -1;
 		memcpy(item, s, ilen);
 		item[ilen] = '\0';
-		if (parse_uint(item, UINT32_MAX, &v) || v < d->min || v > d->max)
+		if (parse_uint(item, U32_ALL, &v) || v < d->min || v > d->max)
 			return -1;
 		tmp[n++] = (u32)v;
 		if (!s[ilen])
@@ -178,46 +182,77 @@ static int set_list(const struct qcore_param_desc *d, u32 *slots,
 	return 0;
 }
 
-static int set_one(const struct qcore_param_desc *d, void *params,
-		   const char *value, char *err, size_t errlen)
+int qcore_param_parse(const struct qcore_param_desc *d, const char *value,
+		      struct qcore_param_value *v, char *err, size_t errlen)
 {
-	u8 *p = (u8 *)params + d->offset;
-	u64 v;
+	u64 x;
 	int idx;
 
 	switch (d->kind) {
 	case QCORE_PARAM_U32:
 	case QCORE_PARAM_U64:
-		if (parse_uint(value, d->kind == QCORE_PARAM_U32 ? UINT32_MAX : UINT64_MAX, &v) ||
-		    v < d->min || v > d->max)
+		if (parse_uint(value, d->kind == QCORE_PARAM_U32 ? U32_ALL : U64_ALL, &x) ||
+		    x < d->min || x > d->max)
 			return bad_value(d, value, err, errlen);
-		if (d->kind == QCORE_PARAM_U32)
-			*(u32 *)p = (u32)v;
-		else
-			*(u64 *)p = v;
+		v->value = x;
 		return 0;
 	case QCORE_PARAM_PPM:
-		if (parse_ppm(value, &v) || v < d->min || v > d->max)
+		if (parse_ppm(value, &x) || x < d->min || x > d->max)
 			return bad_value(d, value, err, errlen);
-		*(u32 *)p = (u32)v;
+		v->value = x;
 		return 0;
 	case QCORE_PARAM_ENUM:
 		idx = enum_index(d->choices, value);
 		if (idx < 0)
 			return bad_value(d, value, err, errlen);
-		*p = (u8)idx;
+		v->value = (u64)idx;
 		return 0;
 	case QCORE_PARAM_BOOL:
 		if (strcmp(value, "0") && strcmp(value, "1"))
 			return bad_value(d, value, err, errlen);
-		*p = value[0] == '1';
+		v->value = value[0] == '1';
 		return 0;
 	case QCORE_PARAM_U32_LIST:
-		if (set_list(d, (u32 *)p, value))
+		if (set_list(d, v->list, value))
 			return bad_value(d, value, err, errlen);
 		return 0;
 	}
 	return bad_value(d, value, err, errlen);
+}
+
+void qcore_param_store(const struct qcore_param_desc *d, void *params,
+		       const struct qcore_param_value *v)
+{
+	u8 *p = (u8 *)params + d->offset;
+
+	switch (d->kind) {
+	case QCORE_PARAM_U32:
+	case QCORE_PARAM_PPM:
+		*(u32 *)p = (u32)v->value;
+		break;
+	case QCORE_PARAM_U64:
+		*(u64 *)p = v->value;
+		break;
+	case QCORE_PARAM_ENUM:
+	case QCORE_PARAM_BOOL:
+		*p = (u8)v->value;
+		break;
+	case QCORE_PARAM_U32_LIST:
+		memcpy(p, v->list, sizeof(v->list));
+		break;
+	}
+}
+
+static int set_one(const struct qcore_param_desc *d, void *params,
+		   const char *value, char *err, size_t errlen)
+{
+	struct qcore_param_value v;
+
+	memset(&v, 0, sizeof(v));
+	if (qcore_param_parse(d, value, &v, err, errlen))
+		return -1;
+	qcore_param_store(d, params, &v);
+	return 0;
 }
 
 static void unknown_name(const struct qcore_disc_ops *ops, const char *name,
@@ -236,17 +271,27 @@ static void unknown_name(const struct qcore_disc_ops *ops, const char *name,
 	snprintf(err + used, errlen - used, "%s", ops->nparams ? ")" : " none)");
 }
 
+int qcore_param_index(const struct qcore_disc_ops *ops, const char *name,
+		      char *err, size_t errlen)
+{
+	u32 i;
+
+	for (i = 0; i < ops->nparams; i++)
+		if (strcmp(ops->params[i].name, name) == 0)
+			return (int)i;
+	unknown_name(ops, name, err, errlen);
+	return -1;
+}
+
 int qcore_params_set(const struct qcore_disc_ops *ops, void *params,
 		     const char *name, const char *value,
 		     char *err, size_t errlen)
 {
-	const struct qcore_param_desc *d = qcore_params_find(ops, name);
+	int i = qcore_param_index(ops, name, err, errlen);
 
-	if (!d) {
-		unknown_name(ops, name, err, errlen);
+	if (i < 0)
 		return -1;
-	}
-	return set_one(d, params, value, err, errlen);
+	return set_one(&ops->params[i], params, value, err, errlen);
 }
 
 int qcore_params_defaults(const struct qcore_disc_ops *ops, void *params,
@@ -258,6 +303,93 @@ int qcore_params_defaults(const struct qcore_disc_ops *ops, void *params,
 	for (i = 0; i < ops->nparams; i++)
 		if (set_one(&ops->params[i], params, ops->params[i].dflt, err, errlen))
 			return -1;
+	return 0;
+}
+
+/*
+ * A typed value against its table entry: what qcore_param_parse() accepts,
+ * so a value that came as a netlink or ns-3 attribute is held to the same
+ * ranges as text.
+ */
+static int check_value(const struct qcore_param_desc *d,
+		       const struct qcore_param_value *v, char *err, size_t errlen)
+{
+	char lo[24], hi[24], got[24];
+	u32 i, n = 0;
+
+	switch (d->kind) {
+	case QCORE_PARAM_ENUM:
+		for (n = 1, i = 0; d->choices[i]; i++)
+			n += d->choices[i] == '|';
+		if (v->value >= n) {
+			snprintf(err, errlen, "%s: must be one of %s, got index %llu",
+				 d->name, d->choices, (unsigned long long)v->value);
+			return -1;
+		}
+		return 0;
+	case QCORE_PARAM_BOOL:
+		if (v->value > 1) {
+			snprintf(err, errlen, "%s: must be 0 or 1, got %llu",
+				 d->name, (unsigned long long)v->value);
+			return -1;
+		}
+		return 0;
+	case QCORE_PARAM_U32_LIST:
+		for (i = 0; i < QCORE_MAX_BANDS; i++)
+			if (v->list[i])
+				n = i + 1;
+		for (i = 0; i < n || i == 0; i++) {
+			if (v->list[i] < d->min || v->list[i] > d->max) {
+				snprintf(err, errlen, "%s: element %u must be between %llu and %llu, got %u",
+					 d->name, i + 1, (unsigned long long)d->min,
+					 (unsigned long long)d->max, v->list[i]);
+				return -1;
+			}
+		}
+		return 0;
+	default:
+		if (v->value < d->min || v->value > d->max) {
+			fmt_bound(d, d->min, lo, sizeof(lo));
+			fmt_bound(d, d->max, hi, sizeof(hi));
+			fmt_bound(d, v->value, got, sizeof(got));
+			snprintf(err, errlen, "%s: must be between %s and %s, got %s",
+				 d->name, lo, hi, got);
+			return -1;
+		}
+		return 0;
+	}
+}
+
+int qcore_configure(const struct qcore_disc_ops *ops, void *params,
+		    const struct qcore_param_value *values, u32 nvalues,
+		    u32 *nbands, char *err, size_t errlen)
+{
+	u32 i, n;
+
+	if (qcore_params_defaults(ops, params, err, errlen))
+		return -1;
+	for (i = 0; i < nvalues; i++) {
+		const struct qcore_param_desc *d;
+
+		if (values[i].index >= ops->nparams) {
+			snprintf(err, errlen, "%s: no parameter %u (it has %u)", ops->name,
+				 values[i].index, ops->nparams);
+			return -1;
+		}
+		d = &ops->params[values[i].index];
+		if (check_value(d, &values[i], err, errlen))
+			return -1;
+		qcore_param_store(d, params, &values[i]);
+	}
+	if (ops->check_params(params, err, errlen))
+		return -1;
+	n = ops->nbands(params);
+	if (n < 1 || n > QCORE_MAX_BANDS) {
+		snprintf(err, errlen, "%s: reports %u bands (must be 1..%d)", ops->name, n,
+			 QCORE_MAX_BANDS);
+		return -1;
+	}
+	*nbands = n;
 	return 0;
 }
 
@@ -309,27 +441,4 @@ int qcore_params_format(const struct qcore_disc_ops *ops, const void *params,
 		return format_list((const u32 *)p, out, outlen);
 	}
 	return w < 0 || (size_t)w >= outlen ? -1 : 0;
-}
-
-void qcore_params_usage(const struct qcore_disc_ops *ops, FILE *out)
-{
-	char form[96];
-	int width = 12;
-	u32 i;
-
-	/* one column wide enough for the longest name */
-	for (i = 0; i < ops->nparams; i++)
-		if ((int)strlen(ops->params[i].name) > width)
-			width = (int)strlen(ops->params[i].name);
-	fprintf(out, "parameters (--param NAME=VALUE):\n");
-	if (!ops->nparams)
-		fprintf(out, "  (none)\n");
-	for (i = 0; i < ops->nparams; i++) {
-		const struct qcore_param_desc *d = &ops->params[i];
-
-		describe(d, form, sizeof(form));
-		fprintf(out, "  %-*s unit %s, default %s, %s\n", width, d->name,
-			d->unit, d->dflt, form);
-		fprintf(out, "  %-*s %s\n", width, "", d->help);
-	}
 }

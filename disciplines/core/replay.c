@@ -14,7 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include "qcore.h"
-#include "qcore_params.h"
+#include "qcore_usage.h"
 
 /* A seam for tests: look up extra test-only disciplines too. */
 #ifndef QCORE_REPLAY_FIND
@@ -385,12 +385,14 @@ static void disc_help(const struct qcore_disc_ops *ops)
 }
 
 /* --param NAME=VALUE into the params struct. */
-static void apply_param(const struct replay *r, const char *arg)
+/* One --param NAME=VALUE as a typed value (the core's parser). */
+static void parse_param(const struct replay *r, const char *arg, struct qcore_param_value *v)
 {
 	char err[QCORE_ERRLEN + 200];
 	const char *eq = strchr(arg, '=');
 	char name[64];
 	size_t nlen;
+	int i;
 
 	if (!eq || eq == arg)
 		die(EXIT_USAGE, "--param: expected NAME=VALUE, got '%s'", arg);
@@ -399,14 +401,18 @@ static void apply_param(const struct replay *r, const char *arg)
 		die(EXIT_USAGE, "--param: name too long in '%s'", arg);
 	memcpy(name, arg, nlen);
 	name[nlen] = '\0';
-	if (qcore_params_set(r->ops, r->params, name, eq + 1, err, sizeof(err)))
+	memset(v, 0, sizeof(*v));
+	i = qcore_param_index(r->ops, name, err, sizeof(err));
+	if (i < 0 || qcore_param_parse(&r->ops->params[i], eq + 1, v, err, sizeof(err)))
 		die(EXIT_USAGE, "--param: %s", err);
+	v->index = (u32)i;
 }
 
 static void setup(struct replay *r, const char *disc, const char **param_args,
 		  int nparam_args, u64 seed)
 {
 	char err[QCORE_ERRLEN + 200];
+	struct qcore_param_value *values;
 	int i;
 
 	r->ops = QCORE_REPLAY_FIND(disc);
@@ -415,15 +421,23 @@ static void setup(struct replay *r, const char *disc, const char **param_args,
 	r->params = xcalloc(1, r->ops->params_size);
 	r->vars = xcalloc(1, r->ops->vars_size);
 	r->stats = xcalloc(1, r->ops->stats_size);
+	/* A default its own table rejects is the discipline's fault, not the user's. */
 	if (qcore_params_defaults(r->ops, r->params, err, sizeof(err)))
 		die(EXIT_CONTRACT, "%s: bad default: %s", disc, err);
+	values = xcalloc((size_t)nparam_args, sizeof(*values));
 	for (i = 0; i < nparam_args; i++)
-		apply_param(r, param_args[i]);
-	if (r->ops->check_params(r->params, err, sizeof(err)))
-		die(EXIT_USAGE, "%s: %s", disc, err);
-	r->nbands = r->ops->nbands(r->params);
-	if (r->nbands < 1 || r->nbands > QCORE_MAX_BANDS)
-		die(EXIT_CONTRACT, "%s: nbands() returned %u", disc, r->nbands);
+		parse_param(r, param_args[i], &values[i]);
+	if (qcore_configure(r->ops, r->params, values, (u32)nparam_args, &r->nbands,
+			    err, sizeof(err))) {
+		char scratch[QCORE_ERRLEN];
+
+		/* The values were parsed (range-checked) already: a failure with
+		 * check_params passing is a band count out of range, the
+		 * discipline's fault. */
+		die(r->ops->check_params(r->params, scratch, sizeof(scratch)) ? EXIT_USAGE : EXIT_CONTRACT,
+		    "%s: %s", disc, err);
+	}
+	free(values);
 	r->ops->reset(r->params, r->vars);
 	qcore_rng_seed(&r->rng, seed);
 }

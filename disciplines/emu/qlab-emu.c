@@ -60,7 +60,6 @@
 #include <unistd.h>
 
 #include "qcore.h"
-#include "qcore_params.h"
 
 #define QLAB_EMU_VERSION "1.0"
 #define U64F PRIu64		/* u64 is uint64_t (qcore_compat.h) */

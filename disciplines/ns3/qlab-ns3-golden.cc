@@ -49,7 +49,6 @@
  */
 #include "qlab-queue-disc.h"
 
-#include "qcore_params.h"
 
 #include "ns3/core-module.h"
 #include "ns3/ipv4-header.h"

@@ -64,7 +64,6 @@
 #include "qlab-bulk-apps.h"
 #include "qlab-queue-disc.h"
 #include "qlab-udp-apps.h"
-#include "qcore_params.h"
 
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"

@@ -21,7 +21,6 @@
 #include <iostream>
 #include <limits>
 
-#include "qcore_params.h"
 
 namespace ns3
 {

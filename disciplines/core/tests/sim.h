@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "qcore.h"
-#include "qcore_params.h"
 
 #define SIM_CAP 8192
 

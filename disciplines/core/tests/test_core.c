@@ -9,7 +9,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include "qcore.h"
-#include "qcore_params.h"
+#include "qcore_usage.h"
 #include "droptail.h"
 #include "prio.h"
 #include "ncq.h"

@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include "qcore.h"
-#include "qcore_params.h"
 #include "wfq.h"
 #include "red.h"
 #include "wred.h"

@@ -16,7 +16,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include "qcore.h"
-#include "qcore_params.h"
 #include "cqaqm.h"
 #include "srd.h"
 

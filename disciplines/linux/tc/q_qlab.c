@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "q_qlab.h"
-#include "qcore_params.h"
+#include "qcore_usage.h"
 
 static const char *const unit_suffixes[] = { "_bytes", "_pkts", "_ns", "_bps", "_ppm" };
 

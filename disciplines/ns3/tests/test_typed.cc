@@ -38,7 +38,6 @@
 #include <unistd.h>
 #include <vector>
 
-#include "qcore_params.h"
 
 using namespace ns3;
 
