@@ -7,6 +7,7 @@ exit 2; no traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -30,75 +31,76 @@ def _fail(lines: Sequence[str]) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from qlab import plan as plans
     from qlab import scenario as sc
 
     files = args.files or sc.discover()
     try:
         scenarios = sc.load_all(files)
-        for s in scenarios:
-            for profile in sc.PROFILES:
-                sc.expand(s, profile)
-        problems = check_discipline_params(scenarios)
+        jobs = [j for s in scenarios for profile in PROFILES for j in sc.expand(s, profile)]
     except sc.ScenarioError as exc:
         return _fail(exc.problems)
+    # Every plan's structure is the same for every seed: check one seed of
+    # each point, series and backend (the expander built them all already).
+    problems, seen = [], set()
+    for job in jobs:
+        key = (job.scenario, job.backend, job.point)
+        if key not in seen:
+            seen.add(key)
+            problems += [f"{job.scenario} {job.rel_dir}: plan: {p}" for p in plans.check(job.spec)]
+    problems += check_disciplines(scenarios, jobs)
     if problems:
-        return _fail(problems)
+        return _fail(list(dict.fromkeys(problems)))
     concrete = [s for s in scenarios if not s.abstract]
     print(f"ok: {len(concrete)} scenarios valid ({len(scenarios) - len(concrete)} defaults files)")
     return 0
 
 
-def check_discipline_params(scenarios: list) -> list[str]:
-    """Ask the core's parser (through qcore-replay) about every series' parameters."""
+def check_disciplines(scenarios: list, jobs: list) -> list[str]:
+    """Ask the core (through qcore-replay) about every discipline queue of
+    every plan: its parameters together (check_params, which relates them)
+    and the packet classes its flows will send (check_pkt)."""
+    from qlab import core
     from qlab import scenario as sc
 
     if not paths.QCORE_REPLAY.exists():
         return [f"qlab validate: {paths.QCORE_REPLAY} is not built, so discipline parameters "
                 "cannot be checked (run `make build`)"]
+    by_id = {s.id: s for s in scenarios}
     problems = []
     seen: set[tuple] = set()
-    for s in scenarios:
-        if s.abstract:
-            continue
-        for profile in sc.PROFILES:
-            for job in sc.expand(s, profile):
-                disc = job.spec["discipline"]
-                key = (disc["kind"], tuple(sorted(disc["params"].items())))
+    for job in jobs:
+        classes = sorted({(f["cls"], f["prec"]) for f in job.spec["flows"]})
+        for link in job.spec["links"]:
+            for q in link["queues"].values():
+                if q["kind"] not in core.names():
+                    continue
+                key = (q["kind"], json.dumps(q["params"], sort_keys=True), tuple(classes))
                 if key in seen:
                     continue
                 seen.add(key)
-                # Each parameter alone first, so every value the parser
-                # rejects is reported; then all together, for the checks that
-                # relate parameters (a value alone may break them against
-                # another parameter's default, so they are not asked alone).
-                items = list(disc["params"].items())
-                errors = [e for kv in items
-                          if (e := _core_rejects(disc["kind"], [kv], parse_only=True))]
-                if not errors and (e := _core_rejects(disc["kind"], items)):
-                    errors = [e]
-                field = f"series.{job.series}.params"
-                origin = sc.display_path(sc.origin_of(field, s.origins, s.file))
-                problems += [f"{origin}: {field}: {e}" for e in errors]
-    return list(dict.fromkeys(problems))
+                error = _core_rejects(q["kind"], core.params_text(q["kind"], q["params"]), classes)
+                if error:
+                    s = by_id[job.scenario]
+                    field = f"series.{job.series}.params"
+                    origin = sc.display_path(sc.origin_of(field, s.origins, s.file))
+                    problems.append(f"{origin}: {field}: {error}")
+    return problems
 
 
-def _core_rejects(kind: str, params: list[tuple[str, str]], parse_only: bool = False) -> str | None:
-    """The core's complaint about these parameters, or None.
-
-    parse_only: only a value the parser rejects (qcore-replay's "--param:"
-    errors), not the cross-parameter checks."""
+def _core_rejects(kind: str, params: list[tuple[str, str]], classes: list[tuple[int, int]]) -> str | None:
+    """The core's complaint about these parameters and packet classes, or None."""
     cmd = [str(paths.QCORE_REPLAY), kind]
     for k, v in params:
         cmd += ["--param", f"{k}={v}"]
-    proc = subprocess.run(cmd, input="t_ns,op,len,cls,prec,flow\n", text=True,
-                          capture_output=True, check=False)
+    events = "t_ns,op,len,cls,prec,flow\n" + "".join(f"0,enq,100,{c},{p},0\n" for c, p in classes)
+    proc = subprocess.run(cmd, input=events, text=True, capture_output=True, check=False)
     if proc.returncode == 0:
         return None
-    lines = proc.stderr.strip().splitlines()
-    if parse_only and not any(line.startswith("qcore-replay: --param: ") for line in lines):
-        return None
-    msg = [re.sub(r"^qcore-replay: (--param: )?", "", line) for line in lines]
-    return msg[-1] if msg else "rejected by the core"
+    lines = [re.sub(r"^qcore-replay: (--param: )?", "", line) for line in proc.stderr.strip().splitlines()]
+    msg = lines[-1] if lines else "rejected by the core"
+    # a class the discipline cannot take: say which flows send it
+    return re.sub(r"^row \d+ \(line \d+\): column (cls|prec): ", r"flows with that \1: ", msg)
 
 
 def cmd_expand(args: argparse.Namespace) -> int:
@@ -145,20 +147,39 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_collect(args: argparse.Namespace) -> int:
     from qlab import collect as collect_mod
-    from qlab import scenario as sc
+
+    def split(value: str) -> list[str]:
+        return [] if value in ("", "-") else value.split(",")
 
     try:
-        # the workflow names the file it expanded (its scenarios may live
-        # outside scenarios/); a bare id means scenarios/<id>.yaml
-        path = Path(args.scenario) if args.scenario.endswith(".yaml") \
-            else paths.SCENARIOS / f"{args.scenario}.yaml"
-        scen = sc.load(path)
-        out = collect_mod.collect(scen, args.profile, args.backend, Path(args.results))
-    except sc.ScenarioError as exc:
-        return _fail(exc.problems)
+        out = collect_mod.collect(Path(args.out), [Path(d) for d in args.runs], split(args.sweep),
+                                  split(args.tables))
     except (OSError, ValueError) as exc:
         return _fail([f"qlab collect: {exc}"])
     print(out)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from qlab import plan as plans
+
+    print(json.dumps(plans.schema(), indent=1))
+    return 0
+
+
+def cmd_backends(args: argparse.Namespace) -> int:
+    from qlab import backends
+
+    if args.available:
+        ok, why = backends.available()
+        for name, reason in why.items():
+            print(f"qlab backends: {name} left out: {reason}", file=sys.stderr)
+        print("[" + ",".join(ok) + "]")
+        return 0
+    for name in backends.names():
+        b = backends.get(name)
+        reason = b.unavailable()
+        print(f"{name:8} {'here' if reason is None else 'not here: ' + reason}\n         {b.summary}")
     return 0
 
 
@@ -249,14 +270,14 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("files", nargs="*", help="scenario files (default: every scenarios/*/*.yaml)")
     v.set_defaults(func=cmd_validate)
 
-    e = sub.add_parser("expand", help="write the job descriptions of scenarios")
+    e = sub.add_parser("expand", help="write the resolved plans of scenarios (results/jobs/)")
     e.add_argument("files", nargs="*")
     e.add_argument("--profile", default="quick", choices=PROFILES)
     e.add_argument("--backend", action="append", help="only this backend (repeatable)")
     e.add_argument("--results", default="results")
     e.set_defaults(func=cmd_expand)
 
-    r = sub.add_parser("run-job", help="run one job description on its backend")
+    r = sub.add_parser("run-job", help="check a plan, run it on its backend, finalise its traces")
     r.add_argument("job")
     r.add_argument("--out", required=True, help="trace directory to create")
     r.add_argument("--log")
@@ -271,12 +292,21 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("rest", nargs=argparse.REMAINDER)
     rp.set_defaults(func=cmd_replay)
 
-    co = sub.add_parser("collect", help="gather a scenario's traces into tidy tables")
-    co.add_argument("scenario", help="scenario id (ncq-conf/flows: scenarios/<id>.yaml) or its .yaml file")
-    co.add_argument("--profile", default="quick", choices=PROFILES)
-    co.add_argument("--backend", default="ns3")
-    co.add_argument("--results", default="results")
+    co = sub.add_parser("collect", help="gather one scenario's runs (on one backend) into tidy tables")
+    co.add_argument("runs", nargs="+", help="the runs' trace directories (each with run.json)")
+    co.add_argument("--out", required=True, help="where the collected tables go")
+    co.add_argument("--sweep", default="-", help="the sweep variables, comma-separated, in order ('-': none)")
+    co.add_argument("--tables", default="-", help="per-run tables besides flows to gather (queues,packets)")
     co.set_defaults(func=cmd_collect)
+
+    sch = sub.add_parser("schema", help="print the plan schema (docs/job.schema.json, "
+                         "with the core's parameters)")
+    sch.set_defaults(func=cmd_schema)
+
+    be = sub.add_parser("backends", help="the backends, and whether this machine runs them")
+    be.add_argument("--available", action="store_true",
+                    help="print the ones this machine runs, as a workflow config list")
+    be.set_defaults(func=cmd_backends)
 
     pv = sub.add_parser("provenance", help="write provenance.json (commit, hashes, versions)")
     pv.add_argument("--profile", default="quick", choices=PROFILES)

@@ -38,7 +38,8 @@ def udp_stop_ns(flow: dict[str, Any]) -> int:
     return periods[-1][1] if periods else flow["start_ns"]
 
 
-def check_raw(workdir: Path, plan: dict[str, Any], facts: dict[str, Any]) -> tuple[list[str], dict[str, list]]:
+def check_raw(workdir: Path, plan: dict[str, Any],
+              facts: dict[str, Any]) -> tuple[list[str], dict[str, list]]:
     """Every problem with a runner's raw facts (and the parsed tables)."""
     problems: list[str] = []
     tables: dict[str, list[dict[str, Any]]] = {}
@@ -47,7 +48,8 @@ def check_raw(workdir: Path, plan: dict[str, Any], facts: dict[str, Any]) -> tup
         problems.append(f"{workdir / 'runner.json'}: end_ns: expected a non-negative integer, got {end_ns!r}")
         end_ns = None
     elif end_ns > plan["duration_ns"]:
-        problems.append(f"{workdir / 'runner.json'}: end_ns {end_ns} is after duration_ns {plan['duration_ns']}")
+        problems.append(f"{workdir / 'runner.json'}: end_ns {end_ns} is after "
+                        f"duration_ns {plan['duration_ns']}")
     for table, spec in traces.RAW_TABLES.items():
         path = workdir / f"{table}.csv"
         if not path.exists():
@@ -63,8 +65,9 @@ def check_raw(workdir: Path, plan: dict[str, Any], facts: dict[str, Any]) -> tup
     path = workdir / "flow_facts.csv"
     ids = [r["flow_id"] for r in tables["flow_facts"]]
     if sorted(ids) != sorted(flows) or len(set(ids)) != len(ids):
+        unknown = sorted(set(ids) - set(flows))
         problems.append(f"{path}: expected one row per flow of the plan ({len(flows)}), got {len(ids)} rows"
-                        + (f"; unknown flow {sorted(set(ids) - set(flows))[0]}" if set(ids) - set(flows) else ""))
+                        + (f"; unknown flow {unknown[0]}" if unknown else ""))
         return problems, tables
     for r in tables["flow_facts"]:
         f = flows[r["flow_id"]]
@@ -92,7 +95,8 @@ def check_raw(workdir: Path, plan: dict[str, Any], facts: dict[str, Any]) -> tup
                 problems.append(f"{where}: rx_bytes != rx_packets * {payload} (the payload)")
             elif (r["rx_packets"] > 0) != (r["delay_max_ns"] is not None) or \
                     (r["delay_sum_ns"] is None) != (r["delay_max_ns"] is None):
-                problems.append(f"{where}: delay_sum_ns and delay_max_ns are given exactly when rx_packets > 0")
+                problems.append(f"{where}: delay_sum_ns and delay_max_ns are given exactly "
+                                "when rx_packets > 0")
             elif r["rx_packets"] and r["delay_max_ns"] * r["rx_packets"] < r["delay_sum_ns"]:
                 problems.append(f"{where}: delay_sum_ns exceeds rx_packets * delay_max_ns")
             if r["retx_packets"]:
@@ -192,8 +196,8 @@ def finalise(workdir: Path, plan: dict[str, Any], facts: dict[str, Any],
     traces.atomic_write_bytes(workdir / "queues.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
     if "packet_facts" in tables:
         names = [c.name for c in traces.TABLES["packets"]["columns"]]
-        rows = [[str(r["seq"]), fmt_s(r["time_ns"]), r["queue"], r["event"], str(r["band"]), str(r["len_bytes"]),
-                 _na(r["flow_id"]), _na(r["sojourn_ns"], fmt_s), _na(r["reason"])]
+        rows = [[str(r["seq"]), fmt_s(r["time_ns"]), r["queue"], r["event"], str(r["band"]),
+                 str(r["len_bytes"]), _na(r["flow_id"]), _na(r["sojourn_ns"], fmt_s), _na(r["reason"])]
                 for r in tables["packet_facts"]]
         traces.atomic_write_bytes(workdir / "packets.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
     return all_done

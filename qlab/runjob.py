@@ -60,8 +60,8 @@ def run_job(job_file: Path, out_dir: Path, log: Path | None = None) -> dict[str,
         failed = out_dir.parent / f".{out_dir.name}.failed"
         shutil.rmtree(failed, ignore_errors=True)
         work.rename(failed)
-        return JobError(f"{job_file}: the {plan['backend']} run's traces failed validation (kept in {failed}):\n  "
-                        + "\n  ".join(problems))
+        return JobError(f"{job_file}: the {plan['backend']} run's traces failed validation "
+                        f"(kept in {failed}):\n  " + "\n  ".join(problems))
 
     problems, tables = finalise.check_raw(work, plan, facts)
     if problems:

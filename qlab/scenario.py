@@ -241,8 +241,19 @@ def _describe(err: jsonschema.ValidationError) -> tuple[list[str], str]:
     return path, err.message
 
 
+_VALIDATOR: jsonschema.Draft202012Validator | None = None
+
+
+def _validator() -> jsonschema.Draft202012Validator:
+    """One validator (jsonschema.validate would check the schema itself on every call)."""
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        _VALIDATOR = jsonschema.Draft202012Validator(schema())
+    return _VALIDATOR
+
+
 def _schema_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    validator = jsonschema.Draft202012Validator(schema())
+    validator = _validator()
     out: list[tuple[str, str]] = []
     for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
@@ -412,7 +423,7 @@ def resolve(scen: Scenario, profile: str) -> dict[str, Any]:
     if prof.get("override"):
         doc = deep_merge(doc, prof["override"])
         try:
-            jsonschema.validate(doc, schema())
+            _validator().validate(doc)
         except jsonschema.ValidationError as err:
             path, msg = _describe(err)
             raise ScenarioError([f"{display_path(scen.file)}: profiles.{profile}.override: "
@@ -502,6 +513,11 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
 
 
+def plan_json(obj: Any) -> str:
+    """A plan as written: compact (the C encoder; plans are large), sorted keys."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
 def write_if_changed(path: Path, text: str) -> bool:
     """Write atomically, and only when the content differs (keeps mtimes for Snakemake)."""
     try:
@@ -517,8 +533,8 @@ def write_if_changed(path: Path, text: str) -> bool:
 
 
 def write_jobs(jobs: Iterable[Job], results: Path) -> int:
-    """Write each job description under results/jobs/; return how many changed."""
+    """Write each job's plan under results/jobs/; return how many changed."""
     changed = 0
     for job in jobs:
-        changed += write_if_changed(results / "jobs" / f"{job.rel_dir}.json", canonical_json(job.spec))
+        changed += write_if_changed(results / "jobs" / f"{job.rel_dir}.json", plan_json(job.spec))
     return changed

@@ -1,5 +1,12 @@
 # Configuration, scenario expansion and the input functions every module uses.
-import shlex
+#
+# Parsing expands every scenario into its runs in memory (no file is
+# written here): the `plan` rule writes each run's plan, so a second run
+# with nothing changed writes nothing and runs nothing, and changing one
+# scenario value reruns only the runs whose plan changed (their `digest`
+# param changes).
+import hashlib
+import json
 import sys
 from pathlib import Path
 
@@ -14,6 +21,12 @@ configfile: "workflows/config.yaml"
 
 validate(config, "config.schema.json")
 
+_unknown = [b for b in config["backends"] if b not in qlab_backends.names()]
+if _unknown:
+    print(f"config: backends: unknown {', '.join(_unknown)} (known: {', '.join(qlab_backends.names())})",
+          file=sys.stderr)
+    sys.exit(2)
+
 RUNTIME = config["runtime"]  # native | docker (workflows/containers.smk)
 # In an image, `python3` is the image's Python; on the host under docker, the
 # checkout's (containers.smk puts it first on PATH).
@@ -25,16 +38,13 @@ PROFILE = config["profile"]
 try:
     SCENARIOS = [s for s in sc.load_all(config["scenarios"] or None) if not s.abstract]
     JOBS = [j for s in SCENARIOS for j in sc.expand(s, PROFILE, config["backends"])]
+    RESOLVED = {s.id: sc.resolve(s, PROFILE) for s in SCENARIOS}
 except sc.ScenarioError as exc:
     for line in exc.problems:
         print(line, file=sys.stderr)
     sys.exit(2)
 
-# Job descriptions are written only when their content changes, so a second
-# run with nothing changed runs no simulation, and changing one scenario value
-# reruns only the jobs whose description changed.
-sc.write_jobs(JOBS, Path(RESULTS))
-
+JOB_BY_DIR = {j.rel_dir: j for j in JOBS}
 PAPERS = sorted({s.paper for s in SCENARIOS})
 
 
@@ -63,6 +73,26 @@ wildcard_constraints:
     seed="[0-9]+",
 
 
+def job_of(wildcards):
+    return JOB_BY_DIR[f"{wildcards.paper}/{wildcards.name}/{wildcards.backend}/{wildcards.point}/seed-{wildcards.seed}"]
+
+
+def plan_text(job):
+    return sc.plan_json(job.spec)
+
+
+def plan_digest(wildcards):
+    """What the plan rule reruns on: the plan's content."""
+    return hashlib.sha256(plan_text(job_of(wildcards)).encode()).hexdigest()
+
+
+def scenario_graph_text(wildcards):
+    """The graph and flows of a scenario's first run on a backend (graph.json)."""
+    scenario = f"{wildcards.paper}/{wildcards.name}"
+    job = next(j for j in JOBS if j.scenario == scenario and j.backend == wildcards.backend)
+    return sc.plan_json({k: job.spec[k] for k in ("nodes", "links", "routes", "flows", "trace")})
+
+
 def runs_of_scenario(wildcards):
     """run.json of every job of one scenario on one backend."""
     scenario = f"{wildcards.paper}/{wildcards.name}"
@@ -70,13 +100,17 @@ def runs_of_scenario(wildcards):
         f"{RESULTS}/{j.rel_dir}/run.json"
         for j in JOBS
         if j.scenario == scenario and j.backend == wildcards.backend
-    ] + image_of(wildcards.backend)
+    ] + image_of(qlab_backends.get(wildcards.backend).image)
 
 
 def scenario_files(wildcards):
     """The YAML files that define a scenario (the file and what it extends)."""
     scenario = f"{wildcards.paper}/{wildcards.name}"
     return [str(f) for s in SCENARIOS if s.id == scenario for f in s.files]
+
+
+def resolved_doc(wildcards):
+    return RESOLVED[f"{wildcards.paper}/{wildcards.name}"]
 
 
 def collected_of_paper(wildcards):
@@ -94,11 +128,11 @@ def runner_tools(wildcards):
     """Programs a backend's runner needs; building them is a rule (build.smk).
     Under the docker runtime the runner is built into the backend's image."""
     if RUNTIME == "docker":
-        return image_of(wildcards.backend)
+        return image_of(qlab_backends.get(wildcards.backend).image)
     return [str(p) for p in qlab_backends.get(wildcards.backend).tools().values()]
 
 
 def image_of(name):
     """The stamp of the image a job runs in, under the docker runtime (a rule
     of containers.smk builds it); nothing natively."""
-    return [f"build/images/{name}.json"] if RUNTIME == "docker" else []
+    return [f"build/images/{name}.json"] if RUNTIME == "docker" and name else []

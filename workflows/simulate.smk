@@ -1,4 +1,17 @@
-# One job per (series x sweep point x seed x backend); collect per scenario.
+# Plans, runs and collection: one plan and one run per (series x sweep point
+# x seed x backend), one collection per scenario and backend.
+
+
+# The resolved plan of one run (docs/jobs.md), from the expansion made at
+# parse time; rewritten only when its content changes (the digest).
+rule plan:
+    output:
+        f"{RESULTS}/jobs/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.json",
+    params:
+        digest=plan_digest,
+    localrule: True
+    run:
+        sc.write_if_changed(Path(output[0]), plan_text(job_of(wildcards)))
 
 
 rule simulate:
@@ -13,9 +26,9 @@ rule simulate:
         f"{RESULTS}/logs/simulate/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.log",
     params:
         py=PY,
-    # An emulation runs in real time and checks its own timing: it gets the
-    # machine to itself (every core), a simulation one core.
-    threads: lambda wildcards: workflow.cores if wildcards.backend == "mininet" else 1
+    # A backend that runs in real time (emulation) checks its own timing: it
+    # gets the machine to itself (every core), a simulation one core.
+    threads: lambda wildcards: workflow.cores if qlab_backends.get(wildcards.backend).realtime else 1
     resources:
         mem_mb=500,
     # A cluster profile batches these (group-components) where per-job
@@ -26,23 +39,38 @@ rule simulate:
         "rm -f {log}; {params.py} -m qlab run-job {input.job:q} --out $(dirname {output.run:q}) --log {log:q}"
 
 
+# What the report shows of a scenario besides its runs: the resolved
+# scenario (parameters, assumptions) and the graph of its first run (the
+# topology drawings), from the expansion made at parse time.
+rule describe_scenario:
+    output:
+        scenario=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/scenario.json",
+        graph=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/graph.json",
+    params:
+        digest=lambda w: hashlib.sha256(
+            (sc.canonical_json(resolved_doc(w)) + scenario_graph_text(w)).encode()
+        ).hexdigest(),
+    localrule: True
+    run:
+        sc.write_if_changed(Path(output.scenario), sc.canonical_json(resolved_doc(wildcards)))
+        sc.write_if_changed(Path(output.graph), scenario_graph_text(wildcards))
+
+
 rule collect:
     input:
         runs=runs_of_scenario,
-        # scenario.json carries the assumptions the report shows
-        scenario=scenario_files,
+        scenario=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/scenario.json",
     output:
         flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/flows.csv.gz",
         runs=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/runs.csv.gz",
-        scenario=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/scenario.json",
     log:
         f"{RESULTS}/logs/collect/{{paper}}/{{name}}/{{backend}}.log",
     params:
         py=PY,
-        profile=PROFILE,
-        # results/<paper>/<name>/<backend>/flows.csv.gz -> results
-        results=lambda w, output: Path(output.flows).parents[3],
+        sweep=lambda w: ",".join(resolved_doc(w)["sweep"]) or "-",
+        tables=lambda w: ",".join(resolved_doc(w)["trace"].get("collect", [])) or "-",
+        runs=lambda w, input: " ".join(str(Path(r).parent) for r in input.runs if r.endswith("run.json")),
     threads: 1
     shell:
-        "{params.py} -m qlab collect {input.scenario[0]:q} --profile {params.profile}"
-        " --backend {wildcards.backend} --results {params.results} > {log} 2>&1"
+        "{params.py} -m qlab collect --out $(dirname {output.flows:q}) --sweep {params.sweep}"
+        " --tables {params.tables} {params.runs} > {log} 2>&1"
