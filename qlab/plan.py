@@ -178,8 +178,8 @@ def udp_packets(periods_ns: list[list[int]], interval_ns: int) -> int:
 # building a plan
 
 
-def _pairs(doc: dict[str, Any], flows: list[dict[str, Any]], g_from: str | None, g_to: str | None,
-           where: str) -> tuple[list[tuple[str, str, str, dict[str, Any]]], list[int]]:
+def _pairs(doc: dict[str, Any], flows: list[dict[str, Any]], routers: list[str], g_from: str | None,
+           g_to: str | None, where: str) -> tuple[list[tuple[str, str, str, dict[str, Any]]], list[int]]:
     """Host pairs (group, from, to, access) and each flow's pair index."""
     topo = doc["topology"]
     by_group: dict[str, list[int]] = {}
@@ -193,6 +193,10 @@ def _pairs(doc: dict[str, Any], flows: list[dict[str, Any]], g_from: str | None,
         if frm is None or to is None:
             raise PlanError([f"{where}: workload.groups.{group}: a {topo['kind']} topology needs "
                              "`from` and `to` (router names) on every group"])
+        for key, router in (("from", frm), ("to", to)):
+            if router not in routers:
+                raise PlanError([f"{where}: workload.groups.{group}.{key}: no router {router!r} "
+                                 f"(routers: {', '.join(routers)})"])
         if frm == to:
             raise PlanError([f"{where}: workload.groups.{group}: from and to are the same router {frm!r}"])
         default_hosts = DEFAULT_WEB_HOSTS if spec.get("app") == "web" else len(members)
@@ -216,8 +220,8 @@ def build_workload(doc: dict[str, Any], seed: int, where: str) -> dict[str, Any]
     drawn = draw_flows(doc, seed, where)
     topo = doc["topology"]
     try:
-        routers = topology._router_graph(topo, DEFAULT_MTU)
-        pairs, pair_of = _pairs(doc, drawn, routers[2], routers[3], where)
+        routers, _, g_from, g_to = topology.router_graph(topo, DEFAULT_MTU)
+        pairs, pair_of = _pairs(doc, drawn, routers, g_from, g_to, where)
         mtu = max([DEFAULT_MTU] + [f["pkt_bytes"] if f["app"] in UDP_APPS else f["seg_bytes"]
                                    + TCP_HEADER_ALLOWANCE for f in drawn])
         graph = topology.build(doc, pairs, min(mtu, 65535))
@@ -332,10 +336,12 @@ def _fast_validator() -> Any:
     return fastjsonschema.compile(schema())
 
 
-def _where(err: jsonschema.ValidationError) -> str:
+def _where(path: list[Any]) -> str:
+    """A field path as the plan's readers write it: links[3].queues.L.params."""
     out = ""
-    for p in err.absolute_path:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) or (isinstance(p, str) and p.isdigit()) \
+            else (f".{p}" if out else str(p))
     return out or "(top level)"
 
 
@@ -352,7 +358,8 @@ def schema_problems(plan: Any) -> list[str]:
     for err in errors:
         if err.validator in ("allOf", "if", "then") and err.context:
             continue
-        out.append(f"{_where(err)}: {describe_error(err)}")
+        path, msg = describe_error(err)
+        out.append(f"{_where(path)}: {msg}")
     return list(dict.fromkeys(out))
 
 

@@ -195,9 +195,10 @@ def _type_name(value: Any) -> str:
             list: "list", dict: "mapping", type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def describe_error(err: jsonschema.ValidationError) -> str:
-    """One schema error's message in a user's words (without the field path)."""
-    return _describe(err)[1]
+def describe_error(err: jsonschema.ValidationError) -> tuple[list[str], str]:
+    """One schema error in a user's words: the field path (with the missing or
+    unknown field itself) and the message."""
+    return _describe(err)
 
 
 def _describe(err: jsonschema.ValidationError) -> tuple[list[str], str]:
@@ -222,8 +223,10 @@ def _describe(err: jsonschema.ValidationError) -> tuple[list[str], str]:
         op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">",
               "exclusiveMaximum": "<"}[v]
         return path, f"expected a value {op} {err.validator_value}, got {inst}"
-    if v in ("minItems", "maxItems", "minProperties"):
+    if v in ("minItems", "minProperties"):
         return path, f"expected at least {err.validator_value} entries"
+    if v in ("maxItems", "maxProperties"):
+        return path, f"expected at most {err.validator_value} entries"
     if v == "enum":
         return path, f"expected one of {', '.join(map(str, err.validator_value))}; got {inst!r}"
     if v == "const":

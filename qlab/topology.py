@@ -58,7 +58,7 @@ class Graph:
     default_to: str | None = None
 
 
-def _router_graph(topo: dict[str, Any],
+def router_graph(topo: dict[str, Any],
                   mtu: int) -> tuple[list[str], list[dict[str, Any]], str | None, str | None]:
     kind = topo["kind"]
     if kind == "dumbbell":
@@ -133,7 +133,7 @@ def build(doc: dict[str, Any], pairs: list[tuple[str, str, str, dict[str, Any]]]
     """The graph of a resolved scenario. `pairs`: (group, from, to, access)
     per host pair, in order; access = {rate_bps, delay_ns}. Returns the
     graph with the SERIES placeholder where the series' discipline goes."""
-    routers, router_links, dfrom, dto = _router_graph(doc["topology"], mtu)
+    routers, router_links, dfrom, dto = router_graph(doc["topology"], mtu)
     if len(routers) > MAX_ROUTERS:
         raise TopologyError(f"topology: at most {MAX_ROUTERS} routers, got {len(routers)}")
     if len(set(routers)) != len(routers):

@@ -28,20 +28,9 @@ def test_every_repo_scenario_is_valid_and_expands():
             assert sc.expand(s, profile), f"{s.id} {profile} has no jobs"
 
 
-def test_each_figure_has_exactly_one_producing_scenario():
-    producers: dict[str, list[str]] = {}
-    for s in sc.load_all():
-        if not s.abstract:
-            for fig in s.doc["figures"]:
-                producers.setdefault(fig, []).append(s.id)
-    assert {f"ncq-conf/fig{i}" for i in range(2, 10)} <= set(producers)
-    assert all(len(v) == 1 for v in producers.values()), producers
-
-
 def test_four_mistakes_give_four_precise_lines(paper_dir, capsys):
     bad = write(paper_dir / "bad.yaml", """\
 extends: defaults.yaml
-figures: [ncq-conf/fig2]
 sweep:
   flows: {path: workload.flows, values: [10, 20]}
 duration_s: "long"
@@ -78,7 +67,7 @@ def test_error_names_the_file_that_set_the_value(paper_dir):
     ("series", "{'a;rm -rf x': {kind: droptail}}"),
 ])
 def test_names_used_in_paths_are_refused(paper_dir, name, value):
-    f = write(paper_dir / "inj.yaml", f"extends: defaults.yaml\nfigures: [ncq-conf/fig2]\n{name}: {value}\n")
+    f = write(paper_dir / "inj.yaml", f"extends: defaults.yaml\n{name}: {value}\n")
     with pytest.raises(sc.ScenarioError) as exc:
         sc.load(f)
     assert len(exc.value.problems) == 1
@@ -88,7 +77,7 @@ def test_names_used_in_paths_are_refused(paper_dir, name, value):
 
 
 def test_sweep_value_with_path_characters_is_refused(paper_dir):
-    f = write(paper_dir / "inj.yaml", "extends: defaults.yaml\nfigures: [ncq-conf/fig2]\n"
+    f = write(paper_dir / "inj.yaml", "extends: defaults.yaml\n"
               "sweep:\n  x: {path: workload.flows, values: ['../../x']}\n")
     with pytest.raises(sc.ScenarioError) as exc:
         sc.load(f)
@@ -96,14 +85,14 @@ def test_sweep_value_with_path_characters_is_refused(paper_dir):
 
 
 def test_sweep_path_must_exist(paper_dir):
-    f = write(paper_dir / "p.yaml", "extends: defaults.yaml\nfigures: [ncq-conf/fig2]\n"
+    f = write(paper_dir / "p.yaml", "extends: defaults.yaml\n"
               "sweep:\n  x: {path: workload.nothing, values: [1]}\n")
     with pytest.raises(sc.ScenarioError, match="sweep.x.path: no field 'workload.nothing'"):
         sc.load(f)
 
 
 def test_malformed_yaml_names_the_line(paper_dir):
-    f = write(paper_dir / "broken.yaml", "extends: defaults.yaml\nfigures: [a\n")
+    f = write(paper_dir / "broken.yaml", "extends: defaults.yaml\nseeds: [a\n")
     with pytest.raises(sc.ScenarioError, match=r"broken.yaml: line \d+, column \d+: not valid YAML"):
         sc.load(f)
 
@@ -116,12 +105,12 @@ def test_circular_extends(paper_dir):
 
 
 def test_cli_validate_has_no_traceback_for_user_mistakes(paper_dir):
-    f = write(paper_dir / "x.yaml", "extends: defaults.yaml\nfigures: 3\n")
+    f = write(paper_dir / "x.yaml", "extends: defaults.yaml\nduration_s: [3]\n")
     proc = subprocess.run([sys.executable, "-m", "qlab", "validate", str(f)],
                           capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == f"{f}: figures: expected array, got integer 3"
+    assert proc.stderr.strip() == f"{f}: duration_s: expected number, got list [3]"
 
 
 def test_expansion_counts_and_pairing():
@@ -137,9 +126,14 @@ def test_expansion_counts_and_pairing():
     assert sum(f["group"] == "noncongestive" for f in a["flows"]) == 3  # ceil(2.5)
     # a different seed moves the start times
     c = by[("droptail", json.dumps({"flows": 50}), 4)].spec
-    assert [f["start_s"] for f in c["flows"]] != [f["start_s"] for f in a["flows"]]
-    assert b["discipline"] == {"kind": "ncq", "params": {
-        "size_bytes": "141", "thresh": "0.05", "limit_pkts": "100"}}
+    assert [f["start_ns"] for f in c["flows"]] != [f["start_ns"] for f in a["flows"]]
+    # the discipline at the bottleneck's sending end, every parameter typed
+    # (the core's defaults for those the scenario leaves out), seeded by the run
+    bottleneck = next(link for link in b["links"] if link["id"] == "bottleneck")
+    assert bottleneck["queues"]["L"] == {"kind": "ncq", "seed": 3, "params": {
+        "size_bytes": 141, "thresh": 0.05, "limit_pkts": 100, "variant": "journal",
+        "mode": "deterministic", "favor_acks": False, "ramp": 0.5}}
+    assert bottleneck["queues"]["R"] == {"kind": "lossless"} and b["trace"]["queues"] == ["bottleneck:L"]
 
 
 def test_noncongestive_rounding_at_small_counts():
@@ -173,15 +167,18 @@ def test_write_jobs_only_rewrites_changed(tmp_path, paper_dir):
 @needs(paths.QCORE_REPLAY)
 def test_discipline_parameters_are_checked_by_the_core(paper_dir, capsys):
     f = paper_dir / "thresh.yaml"
-    f.write_text(f.read_text().replace("thresh: 0.01,", "thresh: 1.5, colour: 1,"))
+    text = f.read_text()
+    f.write_text(text.replace("thresh: 0.01,", "thresh: 1.5,"))
     assert main(["validate", str(f)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == [
+    assert capsys.readouterr().err.strip().splitlines() == [
         f"{f}: series.ncq-0.01.params: thresh: expected a decimal with at most 6 places "
-        "between 0 and 1 (fraction), got '1.5'",
+        "between 0 and 1 (fraction), got 1.5"]
+    f.write_text(text.replace("thresh: 0.01,", "thresh: 0.01, colour: 1,"))
+    assert main(["validate", str(f)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
         f"{f}: series.ncq-0.01.params: unknown parameter 'colour' for ncq "
-        "(valid: size_bytes, thresh, limit_pkts, variant, mode, favor_acks, ramp)",
-    ]
+        "(valid: size_bytes, thresh, limit_pkts, variant, mode, favor_acks, ramp)"]
+
 
 
 def test_assumptions_accumulate_down_the_inheritance_chain(paper_dir):

@@ -24,8 +24,8 @@ def make_run(d: Path, flows=None, queues=None, run=None) -> Path:
         UDP_ROW,
     ]
     queues = queues if queues is not None else [
-        [0.0, 0, 0, 0, 0, 0, 0, None], [0.0, 1, 0, 0, 0, 0, 0, None],
-        [0.1, 0, 1, 140, 5, 4, 0, None], [0.1, 1, 2, 2080, 9, 7, 1, None],
+        [0.0, "bottleneck:L", 0, 0, 0, 0, 0, 0, None], [0.0, "bottleneck:L", 1, 0, 0, 0, 0, 0, None],
+        [0.1, "bottleneck:L", 0, 1, 140, 5, 4, 0, None], [0.1, "bottleneck:L", 1, 2, 2080, 9, 7, 1, None],
     ]
     traces.write_csv_gz(d / "flows.csv.gz", FLOW_HEADER, flows)
     traces.write_csv_gz(d / "queues.csv.gz", QUEUE_HEADER, queues)
@@ -71,17 +71,18 @@ def test_cli_check_traces(tmp_path, capsys):
     (lambda f, q: f[2].__setitem__(17, 0.5), "delay_mean_s exceeds delay_max_s"),
     (lambda f, q: f[0].__setitem__(15, 12), "NA for TCP flows"),
     (lambda f, q: f[0].__setitem__(9, 30.0), None),  # end after run end -> fct mismatch too
-    (lambda f, q: q[3].__setitem__(4, 1), "enqueued < dequeued + backlog"),
-    (lambda f, q: q[3].__setitem__(6, 0) or q[1].__setitem__(6, 3), "dropped_pkts decreases"),
-    (lambda f, q: q.reverse(), "not sorted by time_s, band"),
-    (lambda f, q: q[0].__setitem__(7, 1.5), "drop_prob: expected <= 1"),
+    (lambda f, q: q[3].__setitem__(5, 1), "enqueued < dequeued + backlog"),
+    (lambda f, q: q[3].__setitem__(7, 0) or q[1].__setitem__(7, 3), "dropped_pkts decreases"),
+    (lambda f, q: q.reverse(), "not sorted by time_s, queue, band"),
+    (lambda f, q: q[0].__setitem__(8, 1.5), "drop_prob: expected <= 1"),
 ])
 def test_broken_runs_are_caught(tmp_path, mutate, expect):
     flows = [[0, "bulk", "noncongestive", 0, 0, 100, 1000, 1000, 0.5, 1.5, 1, 1.0, 8000.0, 12, 1, *TCP_NA],
              [1, "bulk", "congestive", 0, 0, 1000, 5000, 3000, 0.1, None, 0, None, 1000.0, 4, 0, *TCP_NA],
              list(UDP_ROW)]
-    queues = [[0.0, 0, 0, 0, 0, 0, 0, None], [0.0, 1, 0, 0, 0, 0, 0, None],
-              [0.1, 0, 1, 140, 5, 4, 0, None], [0.1, 1, 2, 2080, 9, 7, 1, None]]
+    q = "bottleneck:L"
+    queues = [[0.0, q, 0, 0, 0, 0, 0, 0, None], [0.0, q, 1, 0, 0, 0, 0, 0, None],
+              [0.1, q, 0, 1, 140, 5, 4, 0, None], [0.1, q, 1, 2, 2080, 9, 7, 1, None]]
     mutate(flows, queues)
     problems = traces.check_dir(make_run(tmp_path / "r", flows, queues))
     assert problems

@@ -16,7 +16,6 @@ from .conftest import REPO, needs
 
 UDP_SCENARIO = """\
 extends: defaults.yaml
-figures: [disciplines/test-udp]
 duration_s: 30
 workload:
   flows: 4
@@ -50,28 +49,32 @@ def test_udp_groups_expand_to_on_periods_within_start_and_stop(demo_dir):
     voice, data, web = flows[0], flows[2], flows[3]
     assert voice["app"] == "voip" and (voice["pkt_bytes"], voice["rate_bps"]) == (200, 80000)  # defaults
     assert (voice["cls"], voice["prec"]) == (1, 1)
-    assert data["on_periods"] == [[data["start_s"], 10.0]]
-    assert 3.0 <= web["start_s"] < 3.5  # offset + jitter
+    assert data["on_periods_ns"] == [[data["start_ns"], 10_000_000_000]]
+    assert 3_000_000_000 <= web["start_ns"] < 3_500_000_000  # offset + jitter
+    assert voice["interval_ns"] == 20_000_000 and data["interval_ns"] == 8_000_000
     for f in flows:
-        periods = f["on_periods"]
+        periods = f["on_periods_ns"]
         assert "seg_bytes" not in f and "bytes" not in f
-        assert periods and periods[0][0] == f["start_s"]
+        assert periods and periods[0][0] == f["start_ns"]
         for (a, b), nxt in zip(periods, periods[1:] + [None], strict=True):
             assert a < b and (nxt is None or b < nxt[0])  # sorted, disjoint, off-gaps between
-        assert periods[-1][1] <= (10.0 if f["app"] == "cbr" else 20.0 if f["app"] == "voip" else 30.0)
+        assert periods[-1][1] <= 1e9 * (10 if f["app"] == "cbr" else 20 if f["app"] == "voip" else 30)
+        # one datagram per interval from each period's start while it lasts
+        assert f["packets"] == sum(-(-(b - a) // f["interval_ns"]) for a, b in periods)
+        assert f["tos"] == f["cls"] << 5 | f["prec"] << 3
     # a call alternates talk spurts (mean 1.004 s) and pauses: many periods in 20 s
-    assert len(voice["on_periods"]) > 3
+    assert len(voice["on_periods_ns"]) > 3
 
 
 def test_on_off_schedules_depend_on_seed_and_flow_only(demo_dir):
     first = udp_flows(demo_dir, seed=1)
     assert udp_flows(demo_dir, seed=1) == first
-    assert udp_flows(demo_dir, seed=2)[0]["on_periods"] != first[0]["on_periods"]
+    assert udp_flows(demo_dir, seed=2)[0]["on_periods_ns"] != first[0]["on_periods_ns"]
     # adding a flow to another group leaves the existing schedules alone
     more = udp_flows(demo_dir, seed=1, text=UDP_SCENARIO.replace("data: {count: 1,", "data: {count: 2,")
                      .replace("flows: 4", "flows: 5"))
-    assert more[0]["on_periods"] == first[0]["on_periods"]
-    assert more[1]["on_periods"] == first[1]["on_periods"]
+    assert more[0]["on_periods_ns"] == first[0]["on_periods_ns"]
+    assert more[1]["on_periods_ns"] == first[1]["on_periods_ns"]
 
 
 def test_fields_of_the_wrong_app_are_refused(demo_dir, capsys):
@@ -133,7 +136,6 @@ PARAMS = {
 
 EVERY_DISCIPLINE = """\
 extends: defaults.yaml
-figures: [disciplines/test-{kind}]
 duration_s: 4
 stop_when_done: false
 workload:
@@ -159,6 +161,7 @@ def test_every_discipline_runs_in_ns3_from_a_scenario(kind, demo_dir, tmp_path):
     assert main(["validate", str(f)]) == 0
     job = sc.expand(sc.load(f), "quick")[0]
     sc.write_jobs([job], tmp_path)
+    assert job.spec["trace"]["queues"] == ["bottleneck:L"]
     out = tmp_path / job.rel_dir
     job_file = tmp_path / "jobs" / f"{job.rel_dir}.json"
     proc = subprocess.run([sys.executable, "-m", "qlab", "run-job", str(job_file), "--out", str(out)],
@@ -176,7 +179,6 @@ def test_every_discipline_runs_in_ns3_from_a_scenario(kind, demo_dir, tmp_path):
 
 WEB_SCENARIO = """\
 extends: defaults.yaml
-figures: [disciplines/test-web]
 duration_s: 60
 workload:
   flows: 1
@@ -194,7 +196,7 @@ def test_web_groups_draw_poisson_arrivals_and_pareto_sizes(demo_dir):
     web = [f for f in flows if f["group"] == "web"]
     assert flows[0]["group"] == "bulk" and [f["flow_id"] for f in flows] == list(range(len(flows)))
     assert all(f["app"] == "bulk" and f["seg_bytes"] == 1000 for f in web)
-    starts = [f["start_s"] for f in web]
+    starts = [f["start_ns"] / 1e9 for f in web]
     assert starts == sorted(starts) and 2 < starts[0] and starts[-1] < 52
     # 50 s at 10/s: about 500 arrivals (Poisson: sd ~22)
     assert 410 < len(web) < 590
@@ -205,6 +207,8 @@ def test_web_groups_draw_poisson_arrivals_and_pareto_sizes(demo_dir):
     assert sizes[0] >= round(scale) and sizes[len(sizes) // 2] < 2 * scale  # median = scale * 2^(1/1.5)
     assert udp_flows(demo_dir, seed=3, text=WEB_SCENARIO) == flows
     assert udp_flows(demo_dir, seed=4, text=WEB_SCENARIO) != flows
+    # a web group's flows share its host pairs (8 by default), each on its own ports
+    assert len({f["src"] for f in web}) == 8 and len({(f["src"], f["src_port"]) for f in web}) == len(web)
 
 
 def test_web_groups_are_checked(demo_dir, capsys):

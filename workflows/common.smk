@@ -6,6 +6,7 @@
 # scenario value reruns only the runs whose plan changed (their `digest`
 # param changes).
 import hashlib
+import shlex
 import json
 import sys
 from pathlib import Path
