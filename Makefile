@@ -3,8 +3,9 @@ PROFILE ?= quick
 RUNTIME ?= native
 CORES ?= $(shell nproc)
 RESULTS ?= results
-# ns3, and mininet where this machine can emulate (root, Mininet installed)
-BACKENDS ?= $(shell scripts/backends)
+# Default: every backend this machine runs (`qlab backends --available` says
+# which and why the others are left out), e.g. BACKENDS='[ns3]'.
+BACKENDS ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake --workflow-profile workflows/profiles/local
@@ -38,7 +39,8 @@ else ifneq ($(RUNTIME),native)
 	@echo "make reproduce: RUNTIME=$(RUNTIME) is not available (native or docker)" >&2; exit 2
 else
 	@$(VENV)/bin/qlab validate
-	@$(SNAKEMAKE) --cores $(CORES) --config profile=$(PROFILE) results=$(RESULTS) backends='$(BACKENDS)' \
+	@$(SNAKEMAKE) --cores $(CORES) --config profile=$(PROFILE) results=$(RESULTS) \
+	    backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))" \
 	    --quiet rules reason host
 	@echo "report: $(abspath reports/_site/index.html)"
 endif
