@@ -345,3 +345,17 @@ write_paper_analysis <- function(analysis, out_dir) {
   readr::write_csv(analysis$claims, file.path(out_dir, "claims.csv"), na = "NA")
   invisible(out_dir)
 }
+
+#' Read a figure table written by `write_paper_analysis()`, typed as written.
+read_figure_table <- function(path) {
+  types <- readr::cols(
+    figure = readr::col_character(), selector = readr::col_integer(), metric = readr::col_character(),
+    group = readr::col_character(), cls = readr::col_integer(), queue = readr::col_character(),
+    band = readr::col_integer(), series = readr::col_character(), x = readr::col_double(),
+    n = readr::col_integer(), mean = readr::col_double(), sd = readr::col_double(),
+    ci_lo = readr::col_double(), ci_hi = readr::col_double(), backend = readr::col_character(),
+    x_variable = readr::col_character(), n_censored = readr::col_integer(), method = readr::col_character()
+  )
+  table <- read_typed_csv(path, types$cols)
+  dplyr::select(table, dplyr::all_of(summary_columns()))
+}

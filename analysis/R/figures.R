@@ -72,27 +72,34 @@ plot_tasks_over_time <- function(summary, x_label = "Time (s)", y_label = "Tasks
 
 #' Paired ratios treatment/baseline vs a sweep variable, one line per
 #' treatment series, one panel per metric, 95% CI error bars, 1 = no change.
-plot_paired_ratio_vs_x <- function(summary, x_label, y_label, metric_labels = NULL) {
-  require_columns(summary, c("series", "metric", "x", "mean", "ci_lo", "ci_hi"), "plot paired ratio")
-  if (!is.null(metric_labels)) {
-    summary$metric <- dplyr::recode(summary$metric, !!!metric_labels)
-  }
+#'
+#' @param labels Panel titles, one per position in the item's metric list
+#'   (`selector`); default: the metric names.
+plot_paired_ratio_vs_x <- function(summary, x_label, y_label, labels = NULL) {
+  require_columns(summary, c("series", "selector", "metric", "x", "mean", "ci_lo", "ci_hi"), "plot paired ratio")
+  summary$panel <- factor(selector_labels(summary, labels), levels = unique(selector_labels(
+    dplyr::arrange(summary, .data$selector), labels)))
   plot_metric_vs_x(summary, x_label, y_label) +
     ggplot2::geom_hline(yintercept = 1, linetype = "dashed", colour = "grey40") +
-    ggplot2::facet_wrap(ggplot2::vars(.data$metric), scales = "free_y")
+    ggplot2::facet_wrap(ggplot2::vars(.data$panel), scales = "free_y")
+}
+
+#' The label of each row's metric: `labels[selector]`, else the metric's name.
+selector_labels <- function(summary, labels) {
+  if (is.null(labels)) summary$metric else dplyr::coalesce(unname(labels[summary$selector]), summary$metric)
 }
 
 #' Several metrics side by side (one group of bars per metric), one bar per
 #' series, 95% CI error bars, and an optional horizontal reference line
 #' (e.g. a delay bound or 1 for "as the weights say").
 #'
-#' @param metric_labels Named vector metric -> axis label (default: the metric).
+#' @param labels Axis labels, one per position in the item's metric list
+#'   (`selector`, also `x`); default: the metric names.
 #' @param reference NULL, or list(value = y in the plotted units, label = text).
-plot_metric_by_series <- function(summary, y_label, y_scale = 1, metric_labels = NULL, reference = NULL) {
-  require_columns(summary, c("series", "metric", "x", "mean", "ci_lo", "ci_hi"), "plot metric by series")
-  order <- dplyr::distinct(summary, .data$x, .data$metric) |> dplyr::arrange(.data$x)
-  labels <- if (is.null(metric_labels)) order$metric else dplyr::coalesce(unname(metric_labels[order$metric]), order$metric)
-  summary$metric_label <- factor(labels[match(summary$x, order$x)], levels = unique(labels))
+plot_metric_by_series <- function(summary, y_label, y_scale = 1, labels = NULL, reference = NULL) {
+  require_columns(summary, c("series", "selector", "metric", "mean", "ci_lo", "ci_hi"), "plot metric by series")
+  ordered <- dplyr::arrange(summary, .data$selector)
+  summary$metric_label <- factor(selector_labels(summary, labels), levels = unique(selector_labels(ordered, labels)))
   dodge <- ggplot2::position_dodge(width = 0.8)
   plot <- ggplot2::ggplot(summary, ggplot2::aes(x = .data$metric_label, y = .data$mean * y_scale, fill = .data$series)) +
     ggplot2::geom_col(position = dodge, width = 0.75) +
@@ -130,16 +137,21 @@ format_delay <- function(delay_s) {
 #' A figure caption naming the statistics and any censored completion times.
 #'
 #' @param summary The figure's summary rows.
-#' @param paper_caption The paper's caption, verbatim.
-figure_caption <- function(summary, label, paper_caption) {
+#' @param caption The paper's caption, verbatim (quoted as the paper's), or
+#'   qlab's own for a figure not in the paper (`from_paper = FALSE`).
+figure_caption <- function(summary, label, caption, from_paper = TRUE) {
+  lead <- if (from_paper) {
+    sprintf("%s (paper): \u201c%s\u201d. qlab:", label, caption)
+  } else {
+    sprintf("%s: %s. Statistics:", label, caption)
+  }
   if (nrow(summary) == 0) {
-    return(sprintf("%s (paper): \u201c%s\u201d. qlab: no results in this run.", label, paper_caption))
+    return(sprintf("%s no results in this run.", lead))
   }
   n_range <- range(summary$n)
   n_text <- if (n_range[1] == n_range[2]) sprintf("n = %d", n_range[1]) else sprintf("n = %d to %d", n_range[1], n_range[2])
   method <- unique(summary$method)
-  text <- sprintf("%s (paper): \u201c%s\u201d. qlab: %s; %s; error bars/ribbons are 95%% t-intervals.",
-                  label, paper_caption, paste(method, collapse = "; "), n_text)
+  text <- sprintf("%s %s; %s; error bars/ribbons are 95%% t-intervals.", lead, paste(method, collapse = "; "), n_text)
   censored <- sum(summary$n_censored, na.rm = TRUE)
   if (censored > 0) {
     text <- paste(text, sprintf(
