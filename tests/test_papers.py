@@ -117,6 +117,16 @@ def test_the_figure_tables_are_named_apart():
             f"papers/{paper}.yaml: ids must differ in their last part: {names}")
 
 
+def test_every_item_has_one_producer():
+    """A scenario, except a listing: the paper's text beside the implementation's source."""
+    for paper, item in items():
+        if item["kind"] == "listing":
+            assert "scenario" not in item, f"papers/{paper}.yaml {item['id']}: a listing runs no scenario"
+        else:
+            assert isinstance(item.get("scenario"), str), (
+                f"papers/{paper}.yaml {item['id']}: an item of kind {item['kind']} must name its `scenario`")
+
+
 def test_every_scenario_named_exists_and_is_concrete():
     named = [(f"papers/{paper}.yaml {item['id']}", item["scenario"])
              for paper, item in items() if "scenario" in item]
