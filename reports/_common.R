@@ -25,7 +25,7 @@ knitr::opts_chunk$set(echo = FALSE, warning = FALSE, message = FALSE, fig.width 
 # ---- data ---------------------------------------------------------------
 
 #' Everything a paper page needs: its spec, figure tables, verdicts, the
-#' resolved scenarios and the provenance.
+#' resolved scenarios, the runs' graphs and the provenance.
 #'
 #' Figure tables and verdicts are read from <results>/analysis/<paper>/
 #' (written by analysis/scripts/analyze.R); when that directory is missing
@@ -33,23 +33,23 @@ knitr::opts_chunk$set(echo = FALSE, warning = FALSE, message = FALSE, fig.width 
 load_paper_context <- function(paper) {
   spec <- read_paper_spec(analysis_dir, paper)
   out_dir <- file.path(qlab_results, "analysis", paper)
-  files <- purrr::map_chr(figure_items(spec), "file")
+  items <- figure_items(spec)
+  files <- purrr::map_chr(items, item_file)
   expected <- file.path(out_dir, c(paste0(files, ".csv"), "claims.csv"))
   scenarios <- unique(unlist(purrr::map(spec$items, "scenario")))
-  if (!all(file.exists(expected)) &&
-      length(unlist(purrr::map(scenarios, function(s) list_backends(qlab_results, s)))) == 0) {
+  backends_of <- purrr::map(stats::setNames(scenarios, scenarios), function(s) list_backends(qlab_results, s))
+  backends <- sort(unique(unlist(backends_of)))
+  if (!all(file.exists(expected)) && length(backends) == 0) {
     # this run did not include the paper's scenarios (e.g. `scenarios=` limited them)
     return(list(paper = paper, spec = spec, missing = TRUE, figures = list(), backend = "none",
-                backends = character(), scenarios = list(),
+                backends = character(), scenarios = list(), graphs = list(), backends_of = backends_of,
                 claims = tibble::tibble(figure = character(), verdict = character(), backend = character()),
                 source_note = sprintf("No results for %s in %s: this run did not include its scenarios (%s).",
                                       paper, qlab_results, paste(scenarios, collapse = ", "))))
   }
   if (all(file.exists(expected))) {
     figures <- purrr::map(stats::setNames(files, files), function(file) {
-      readr::read_csv(file.path(out_dir, paste0(file, ".csv")), show_col_types = FALSE,
-                      col_types = readr::cols(.default = readr::col_guess(), series = readr::col_character(),
-                                              metric = readr::col_character(), backend = readr::col_character()))
+      read_figure_table(file.path(out_dir, paste0(file, ".csv")))
     })
     claims <- readr::read_csv(file.path(out_dir, "claims.csv"), show_col_types = FALSE,
                               col_types = readr::cols(.default = readr::col_character()))
@@ -60,26 +60,33 @@ load_paper_context <- function(paper) {
     claims <- computed$claims
     source_note <- sprintf("%s has no analysis tables: computed while rendering, with the same code (analysis/R).", out_dir)
   }
-  backends <- sort(unique(unlist(purrr::map(figures, "backend"))))
   backend <- choose_backend(backends)
+  # a scenario's own files from the page's backend, else from one that ran it
+  scenario_file <- function(scenario, name) {
+    dirs <- scenario_results_dir(qlab_results, scenario, unique(c(backend, backends_of[[scenario]])))
+    found <- file.path(dirs, name)[file.exists(file.path(dirs, name))]
+    if (length(found) == 0) NULL else found[[1]]
+  }
   list(
     paper = paper,
     spec = spec,
     missing = FALSE,
     # items that compare backends keep every backend's rows
-    figures = purrr::imap(figures, function(table, file) {
-      item <- purrr::detect(spec$items, function(i) identical(i$file, file))
-      if (isTRUE(item$all_backends) || identical(item$kind, "backend_ratio_vs_x")) table
-      else dplyr::filter(table, .data$backend == .env$backend)
+    figures = purrr::map2(figures, items, function(table, item) {
+      if (compares_backends(item)) table else dplyr::filter(table, .data$backend == .env$backend)
     }),
     claims = dplyr::filter(claims, .data$backend == .env$backend),
     backend = backend,
     backends = backends,
     scenarios = purrr::map(stats::setNames(scenarios, scenarios), function(scenario) {
-      path <- file.path(scenario_results_dir(qlab_results, scenario, backend), "scenario.json")
-      if (file.exists(path)) read_scenario_json(path) else NULL
+      path <- scenario_file(scenario, "scenario.json")
+      if (is.null(path)) NULL else read_scenario_json(path)
     }),
-    backends_of = purrr::map(stats::setNames(scenarios, scenarios), function(s) list_backends(qlab_results, s)),
+    graphs = purrr::map(stats::setNames(scenarios, scenarios), function(scenario) {
+      path <- scenario_file(scenario, "graph.json")
+      if (is.null(path)) NULL else list(path = path, plan = read_graph_json(path))
+    }),
+    backends_of = backends_of,
     provenance = read_provenance(qlab_results),
     source_note = source_note
   )
@@ -110,45 +117,130 @@ paper_item <- function(ctx, id) {
   item
 }
 
+#' The items a page shows, in the spec's order (an item's `page`, default the paper's).
+page_items <- function(spec, page) {
+  purrr::keep(spec$items, function(item) identical(item$page %||% spec$page, page))
+}
+
+# ---- backend comparisons -------------------------------------------------
+
+#' What a cross-backend item can show (analysis/R/compare-backends.R).
+item_comparison <- function(ctx, item) {
+  describe_backend_comparison(item, ctx$scenarios[[item$scenario]]$backends,
+                              ctx$backends_of[[item$scenario]] %||% character(), ctx$figures[[item_file(item)]])
+}
+
+# How to get a backend's results, for a page that lacks them.
+backend_how_to <- c(
+  mininet = paste("run <code>make reproduce</code> as root on a machine with Mininet installed",
+                  "(<code>scripts/backends</code> says whether this one can emulate, and why not)"),
+  ns3 = "run <code>make reproduce</code> (ns-3 is always run)"
+)
+
+how_to_get <- function(backend) {
+  if (backend %in% names(backend_how_to)) return(backend_how_to[[backend]])
+  sprintf("run <code>make reproduce BACKENDS='[ns3,%s]'</code> where that backend can run", backend)
+}
+
+#' At the top of a page: when a figure comparing backends lacks a side, say
+#' which backend is missing, what that does to the figures, and how to get it.
+print_comparison_notice <- function(ctx, page) {
+  if (isTRUE(ctx$missing)) return(invisible())
+  compared <- purrr::keep(page_items(ctx$spec, page), compares_backends)
+  outcomes <- purrr::map(compared, function(item) item_comparison(ctx, item))
+  incomplete <- purrr::map_lgl(outcomes, function(o) o$status != "complete")
+  if (!any(incomplete)) return(invisible())
+  escape <- htmltools::htmlEscape
+  missing <- unique(unlist(purrr::map(outcomes, "missing")))
+  invalid <- setdiff(unique(unlist(purrr::map(outcomes, "no_valid_run"))), missing)
+  present <- unique(unlist(purrr::map(compared, function(item) ctx$backends_of[[item$scenario]])))
+  scenarios <- unique(purrr::map_chr(compared[incomplete], "scenario"))
+  title <- if (length(missing) > 0) {
+    sprintf("No %s results: this comparison is %s.", paste(missing, collapse = " or "),
+            if (length(present) > 0) "one-sided" else "empty")
+  } else {
+    sprintf("No valid %s run: this comparison is one-sided.", paste(invalid, collapse = " or "))
+  }
+  affected <- purrr::map2_chr(compared[incomplete], outcomes[incomplete], function(item, outcome) {
+    sprintf("<li>%s: %s</li>", escape(item$label), escape(outcome$message))
+  })
+  how <- purrr::map_chr(missing, function(b) sprintf("To get the %s side, %s.", escape(b), how_to_get(b)))
+  print_html(
+    "<div class=\"qlab-missing-side\" style=\"border:2px solid #d95f02;background:#fff4e5;",
+    "padding:.8em 1.1em;margin:1em 0 1.5em\">",
+    "<p style=\"font-size:1.15em;margin-top:0\"><strong>", escape(title), "</strong></p>",
+    "<p>This page compares ", escape(paste(unique(unlist(purrr::map(outcomes, "compared"))), collapse = " with ")),
+    " on ", escape(paste(scenarios, collapse = ", ")), ", but the results in <code>", escape(qlab_results),
+    "</code> hold ", if (length(present) > 0) paste("only", escape(paste(present, collapse = ", "))) else "no run",
+    if (length(invalid) > 0) sprintf(" (and no valid %s run)", escape(paste(invalid, collapse = ", "))) else "",
+    ". The figures that compare backends are therefore absent or one-sided:</p><ul>",
+    paste(affected, collapse = ""), "</ul>",
+    if (length(invalid) > 0) "<p>Runs that failed their fidelity checks are listed under “Runs and their fidelity”.</p>",
+    if (length(how) > 0) paste0("<p>", paste(how, collapse = " "), "</p>"),
+    "</div>"
+  )
+}
+
 # ---- figures ------------------------------------------------------------
 
-item_heading <- function(ctx, id) {
-  item <- paper_item(ctx, id)
+item_heading <- function(item) {
   sprintf("%s: %s", item$label, item$caption)
 }
 
-#' The plot of a spec item, from its summary table (or its scenario, for the diagram).
+#' The labels of an item's metrics, by position (its `label`, else the metric's id).
+item_metric_labels <- function(item) {
+  purrr::map_chr(item_selectors(item), function(selector) selector$label %||% metric_selector_id(selector))
+}
+
+#' The kinds of a scenario's series (name -> discipline kind).
+series_kinds <- function(scenario) {
+  purrr::map(scenario$series %||% list(), "kind")
+}
+
+#' The diagram of a `diagram` item, from its scenario's graph.json; NULL without one.
+item_diagram <- function(ctx, item) {
+  graph <- ctx$graphs[[item$scenario]]
+  if (is.null(graph)) return(NULL)
+  topology_diagram(graph$plan, series_kinds(ctx$scenarios[[item$scenario]]))
+}
+
+#' The plot of a spec item, from its summary table (or its run's graph, for the diagram).
 plot_item <- function(ctx, id) {
   item <- paper_item(ctx, id)
   if (item$kind == "diagram") {
-    scenario <- ctx$scenarios[[item$scenario]]
-    if (is.null(scenario)) {
-      return(no_data_plot(sprintf("No results for %s in %s", item$scenario, qlab_results)))
-    }
-    return(plot_dumbbell(dumbbell_parameters(scenario)))
+    return(plot_topology(item_diagram(ctx, item)))
   }
-  table <- ctx$figures[[item$file]]
-  if (nrow(table) == 0) {
-    return(no_data_plot(sprintf("No results for %s in %s", item$scenario, qlab_results)))
-  }
+  table <- ctx$figures[[item_file(item)]]
   if (isTRUE(item$all_backends)) {
     return(plot_metric_vs_x_by_backend(table, item$x_label, item$y_label, item$y_scale %||% 1))
   }
   switch(item$kind,
     metric_vs_x = plot_metric_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1),
-    backend_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, unlist(item$metric_labels)),
+    backend_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
     tasks_over_time = plot_tasks_over_time(table, item$x_label, item$y_label),
-    paired_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, unlist(item$metric_labels)),
-    metric_by_series = plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, unlist(item$metric_labels),
+    paired_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
+    metric_by_series = plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, item_metric_labels(item),
                                              item_reference(ctx, item))
   )
 }
 
-#' A placeholder plot that says why there is no data.
-no_data_plot <- function(text) {
-  ggplot2::ggplot() +
-    ggplot2::annotate("text", x = 0, y = 0, label = text, size = 4) +
-    ggplot2::theme_void()
+#' Why an item has nothing to plot (NULL when it has): no graph for a
+#' diagram, a backend comparison without its sides, a figure without rows.
+item_absence <- function(ctx, item) {
+  if (item$kind == "listing") return(NULL)
+  if (item$kind == "diagram") {
+    if (!is.null(ctx$graphs[[item$scenario]])) return(NULL)
+    return(sprintf("Not drawn: no graph.json for %s in %s (the workflow writes the graph of one run per scenario and backend).",
+                   item$scenario, qlab_results))
+  }
+  if (compares_backends(item)) {
+    outcome <- item_comparison(ctx, item)
+    return(if (outcome$status == "absent") outcome$message else NULL)
+  }
+  if (nrow(ctx$figures[[item_file(item)]]) == 0) {
+    return(sprintf("Not drawn: no results for %s in %s.", item$scenario, qlab_results))
+  }
+  NULL
 }
 
 #' Every run a backend marked invalid (its fidelity checks failed), with the
@@ -192,22 +284,35 @@ item_reference <- function(ctx, item) {
   list(value = value, label = sprintf("%s = %s", ref$label %||% ref$param, format(value, digits = 4)))
 }
 
-#' Caption: the paper's caption verbatim, then our statistics.
+#' Caption: the paper's caption verbatim, then our statistics (or, for the
+#' diagram, which run's graph it is).
 item_caption <- function(ctx, id) {
   item <- paper_item(ctx, id)
   if (item$kind == "diagram") {
-    return(sprintf("%s (paper): \u201c%s\u201d. qlab: drawn from the parameters of scenario %s (backend %s).",
-                   item$label, item$caption, item$scenario, ctx$backend))
+    plan <- ctx$graphs[[item$scenario]]$plan
+    kinds <- series_kinds(ctx$scenarios[[item$scenario]])
+    point <- if (length(plan$point_values) > 0) paste0(", ", describe_point(plan$point_values)) else ""
+    return(sprintf(paste(
+      "%s (paper): \u201c%s\u201d. qlab: drawn from the graph of one run of scenario %s (graph.json: backend %s,",
+      "series %s%s, seed %s). Each diamond is a discipline, on the link it sends into; filled: a queue the runs",
+      "trace, which runs each series' discipline (%s). Hosts are summarised per traffic group."),
+      item$label, item$caption, item$scenario, plan$backend, plan$series, point, plan$seed,
+      paste(names(kinds), unlist(kinds), sep = ": ", collapse = ", ")))
   }
-  text <- figure_caption(ctx$figures[[item$file]], item$label, item$caption)
+  table <- ctx$figures[[item_file(item)]]
+  text <- figure_caption(table, item$label, item$caption, from_paper = !startsWith(item$id, "qlab/"))
   if (!is.null(item$at)) {
     text <- paste(text, sprintf("At %s.", describe_point(item$at)))
   }
-  shown <- unique(ctx$figures[[item$file]]$backend)
-  cross <- isTRUE(item$all_backends) || identical(item$kind, "backend_ratio_vs_x")
-  if (!cross || length(shown) == 0) shown <- ctx$backend
-  paste(text, sprintf("Scenario %s, %s %s.", item$scenario, if (length(shown) > 1) "backends" else "backend",
-                      paste(shown, collapse = ", ")))
+  shown <- unique(table$backend)
+  if (!compares_backends(item) || length(shown) == 0) shown <- ctx$backend
+  text <- paste(text, sprintf("Scenario %s, %s %s.", item$scenario, if (length(shown) > 1) "backends" else "backend",
+                              paste(shown, collapse = ", ")))
+  if (compares_backends(item)) {
+    outcome <- item_comparison(ctx, item)
+    if (outcome$status == "one_sided") text <- paste(text, outcome$message)
+  }
+  text
 }
 
 # ---- tables -------------------------------------------------------------
@@ -240,7 +345,7 @@ print_parameters <- function(ctx, id) {
   scenario <- ctx$scenarios[[item$scenario]]
   cat("\n**Parameters** (scenario ", item$scenario, ", as resolved in scenario.json):\n\n", sep = "")
   if (is.null(scenario)) {
-    cat("No scenario.json for ", item$scenario, " (backend ", ctx$backend, ").\n\n", sep = "")
+    cat("No scenario.json for ", item$scenario, " in ", qlab_results, ".\n\n", sep = "")
     return(invisible())
   }
   keep <- intersect(c("topology", "tcp", "workload", "series", "sweep", "seeds"), names(scenario))
@@ -253,13 +358,18 @@ print_parameters <- function(ctx, id) {
   print_html(html_table(table))
 }
 
-#' The scenario's assumptions (where the paper is ambiguous).
-print_assumptions <- function(ctx, id) {
+#' The scenario's assumptions (where the paper is ambiguous); with
+#' `only_named`, just those that name this item (the others were shown with
+#' an earlier item of the same scenario).
+print_assumptions <- function(ctx, id, only_named = FALSE) {
   item <- paper_item(ctx, id)
   assumptions <- ctx$scenarios[[item$scenario]]$assumptions
   # an assumption naming figures applies to those only
-  assumptions <- purrr::keep(assumptions, function(a) is.null(a$figures) || id %in% unlist(a$figures))
-  cat("\n**Assumptions** of ", item$scenario, ":\n\n", sep = "")
+  assumptions <- purrr::keep(assumptions, function(a) {
+    if (only_named) id %in% unlist(a$figures) else is.null(a$figures) || id %in% unlist(a$figures)
+  })
+  if (only_named && length(assumptions) == 0) return(invisible())
+  cat("\n**Assumptions** of ", item$scenario, if (only_named) " for this item" else "", ":\n\n", sep = "")
   if (length(assumptions) == 0) {
     cat("None recorded.\n\n")
     return(invisible())
@@ -268,23 +378,115 @@ print_assumptions <- function(ctx, id) {
   print_html(html_table(table))
 }
 
-#' The claims of one item (claim, paper's value, ours, verdict, how tested).
+#' The claims of one item or claim section (claim, paper's value, ours, verdict, how tested).
 print_claims <- function(ctx, figure) {
   claims <- dplyr::filter(ctx$claims, .data$figure == .env$figure)
   cat("\n**Claims** (backend ", ctx$backend, "):\n\n", sep = "")
   if (nrow(claims) == 0) {
-    cat("The paper makes no claim about this item.\n\n")
+    cat("No claim is tested on this item.\n\n")
     return(invisible())
   }
   print_html(html_table(dplyr::transmute(claims, claim = .data$claim, `paper's value` = .data$paper_value,
                                          ours = .data$ours, verdict = .data$verdict, `how we test it` = .data$method)))
 }
 
-#' Parameters, assumptions and claims of a figure, in that order.
-print_item_details <- function(ctx, id) {
-  print_parameters(ctx, id)
-  print_assumptions(ctx, id)
+#' A backend ratio's values as a table (metric, series, point, ratio with its interval).
+print_backend_ratios <- function(ctx, item) {
+  ratios <- ctx$figures[[item_file(item)]]
+  if (nrow(ratios) == 0) return(invisible())
+  column <- sprintf("%s / %s", item$numerator, item$denominator)
+  table <- dplyr::transmute(ratios, metric = item_metric_labels(item)[.data$selector], series = .data$series,
+                            !!item$x := .data$x, seeds = .data$n,
+                            !!column := sprintf("%.3f (95%% CI %.3f to %.3f)", .data$mean, .data$ci_lo, .data$ci_hi))
+  print_html(html_table(table, caption = sprintf("%s per metric, series and %s (paired by seed)", column, item$x)))
+}
+
+#' Parameters, assumptions and claims of an item, in that order. With
+#' `shown_at`, an item above on the page (of the same scenario) that showed
+#' the parameters and scenario-wide assumptions: point to it instead.
+print_item_details <- function(ctx, id, shown_at = NULL) {
+  item <- paper_item(ctx, id)
+  if (identical(item$kind, "backend_ratio_vs_x")) print_backend_ratios(ctx, item)
+  if (!is.null(shown_at)) {
+    cat("\n**Parameters and assumptions**: as for ", paper_item(ctx, shown_at)$label, " above (scenario ",
+        item$scenario, ").\n\n", sep = "")
+  } else {
+    print_parameters(ctx, id)
+  }
+  print_assumptions(ctx, id, only_named = !is.null(shown_at))
   print_claims(ctx, id)
+}
+
+# ---- generated sections --------------------------------------------------
+
+#' The R Markdown of one item's section: heading, prose, the figure (with its
+#' caption) or why there is none, and the details (`shown_at`: see
+#' `print_item_details()`). Knitted as a child of the page, so its figures
+#' are captioned like hand-written chunks.
+item_section_rmd <- function(ctx, item, level, shown_at) {
+  id <- deparse(item$id)
+  label <- paste0("item-", gsub("[^a-z0-9]+", "-", tolower(item$id)))
+  absence <- item_absence(ctx, item)
+  # a comparison missing a side says so in its heading and above its plot
+  comparison <- if (compares_backends(item)) item_comparison(ctx, item) else NULL
+  heading <- switch(comparison$status %||% "complete",
+    complete = item_heading(item),
+    one_sided = sprintf("%s [%s only: no %s]", item_heading(item), paste(comparison$shown, collapse = ", "),
+                        paste(c(comparison$missing, comparison$no_valid_run), collapse = ", ")),
+    absent = paste(item_heading(item), "[not drawn]")
+  )
+  notice <- if (identical(comparison$status, "one_sided")) c(paste0("**", comparison$message, "**"), "")
+  size <- if (item$kind == "diagram" && is.null(absence)) item_diagram(ctx, item)$size_in else NULL
+  width <- size[["width"]] %||% item$fig_width %||% knitr::opts_chunk$get("fig.width")
+  height <- size[["height"]] %||% item$fig_height %||% knitr::opts_chunk$get("fig.height")
+  body <- if (item$kind == "listing") {
+    c(sprintf("```{r %s, results = 'asis'}", label), sprintf("print_listing(ctx, %s)", id),
+      sprintf("print_claims(ctx, %s)", id), "```")
+  } else {
+    c(if (!is.null(absence)) c(paste0("**", absence, "**"), "")
+      else c(notice,
+             sprintf("```{r %s, fig.cap = item_caption(ctx, %s), fig.width = %s, fig.height = %s}", label, id,
+                     width, height),
+             sprintf("plot_item(ctx, %s)", id), "```", ""),
+      sprintf("```{r %s-details, results = 'asis'}", label),
+      sprintf("print_item_details(ctx, %s, shown_at = %s)", id, deparse(shown_at)), "```")
+  }
+  c(paste(strrep("#", level), heading), "", item$prose %||% character(), "", body, "")
+}
+
+#' Every item of a page in the spec's order, each as its own section (with
+#' its spec section's heading and prose before the first of a section), then
+#' the paper's claim sections when this is the paper's page.
+print_items <- function(ctx, page) {
+  env <- new.env(parent = globalenv())
+  env$ctx <- ctx
+  sections <- stats::setNames(ctx$spec$sections %||% list(), purrr::map_chr(ctx$spec$sections %||% list(), "id"))
+  current <- NULL
+  # the first of consecutive items of one scenario shows its parameters
+  shown_at <- NULL
+  # knitting a child moves to the page's directory: come back, or knitr warns
+  # that the chunk changed the working directory
+  wd <- getwd()
+  on.exit(setwd(wd), add = TRUE)
+  for (item in page_items(ctx$spec, page)) {
+    lines <- character()
+    if (!identical(item$section, current) && !is.null(item$section)) {
+      section <- sections[[item$section]]
+      lines <- c(paste("##", section$title), "", section$prose %||% character(), "")
+    }
+    current <- item$section
+    if (!is.null(shown_at) && !identical(paper_item(ctx, shown_at)$scenario, item$scenario)) shown_at <- NULL
+    lines <- c(lines, item_section_rmd(ctx, item, level = if (is.null(item$section)) 2 else 3, shown_at))
+    cat(knitr::knit_child(text = lines, envir = env, quiet = TRUE), sep = "\n")
+    setwd(wd)
+    if (!is.null(item$scenario)) shown_at <- shown_at %||% item$id
+  }
+  if (identical(page, ctx$spec$page)) {
+    for (section in ctx$spec$claim_sections %||% list()) {
+      cat("\n## ", section$title, "\n\n", sep = "")
+      print_claims(ctx, section$id)
+    }
+  }
 }
 
 # ---- listing ------------------------------------------------------------

@@ -4,27 +4,121 @@
 # order and says, for each figure, which scenario feeds it and how it is
 # summarised; the claims file (analysis/claims/<paper>.yaml) lists the claims.
 
-summary_columns <- c("figure", "metric", "series", "x", "n", "mean", "sd", "ci_lo", "ci_hi",
-                     "backend", "x_variable", "n_censored", "method")
+#' The columns of a figure table, in order. (Functions, not values: the files
+#' of analysis/R are sourced in any order.)
+summary_columns <- function() {
+  c("figure", selector_columns(), "series", "x", "n", "mean", "sd", "ci_lo", "ci_hi", "backend", "x_variable",
+    "n_censored", "method")
+}
 
-#' Read analysis/papers/<paper>.yaml.
+#' The columns that name one plotted metric: its position in the item's list
+#' (`selector`), the metric and the part of the run it is about.
+selector_columns <- function() {
+  c("selector", "metric", metric_key_columns)
+}
+
+# Item kinds. A figure kind's summary table is written as <file>.csv; a
+# listing (the paper's pseudo-code beside ours) and a diagram (the topology,
+# drawn from the run's graph.json) are drawn by the report directly.
+figure_kinds <- c("metric_vs_x", "tasks_over_time", "paired_ratio_vs_x", "metric_by_series", "backend_ratio_vs_x")
+item_kinds <- c("listing", "diagram", figure_kinds)
+
+# What each kind must give besides id, label, caption and kind.
+item_kind_fields <- list(
+  listing = "pseudo_code_verbatim",
+  diagram = "scenario",
+  metric_vs_x = c("scenario", "metric", "x", "x_label", "y_label"),
+  tasks_over_time = c("scenario", "at", "x_label", "y_label"),
+  paired_ratio_vs_x = c("scenario", "baseline", "metrics", "x", "x_label", "y_label"),
+  metric_by_series = c("scenario", "metrics", "y_label"),
+  backend_ratio_vs_x = c("scenario", "numerator", "denominator", "metrics", "x", "x_label", "y_label")
+)
+
+#' Read and check analysis/papers/<paper>.yaml.
 read_paper_spec <- function(analysis_dir, paper) {
   path <- file.path(analysis_dir, "papers", paste0(paper, ".yaml"))
   if (!file.exists(path)) {
     stop(sprintf("%s: file not found (every paper needs a spec listing its items)", path))
   }
   spec <- yaml::read_yaml(path)
-  for (field in c("key", "title", "items")) {
+  for (field in c("key", "title", "page", "items")) {
     if (is.null(spec[[field]])) {
       stop(sprintf("%s: missing field `%s`", path, field))
     }
   }
+  if (!identical(spec$key, paper)) {
+    stop(sprintf("%s: `key` must be the file's name, %s (found %s)", path, paper, spec$key))
+  }
+  purrr::iwalk(spec$items, function(item, i) check_item(item, sprintf("%s: items[%d]", path, i)))
+  ids <- purrr::map_chr(spec$items, "id")
+  files <- purrr::map_chr(spec$items, item_file)
+  if (anyDuplicated(ids) || anyDuplicated(files)) {
+    stop(sprintf("%s: item ids, and their last parts (the figure tables' file names), must be unique (repeated: %s)",
+                 path, paste(unique(c(ids[duplicated(ids)], files[duplicated(files)])), collapse = ", ")))
+  }
+  sections <- purrr::map_chr(spec$sections %||% list(), "id")
+  unknown <- setdiff(unlist(purrr::map(spec$items, "section")), sections)
+  if (length(unknown) > 0) {
+    stop(sprintf("%s: item section(s) %s must be listed under `sections`", path, paste(unknown, collapse = ", ")))
+  }
   spec
 }
 
-#' The items of a paper spec that produce a figure table (those with a `file`).
+check_item <- function(item, where) {
+  missing <- setdiff(c("id", "label", "caption", "kind"), names(item))
+  if (length(missing) > 0) {
+    stop(sprintf("%s: missing field(s) %s", where, paste(missing, collapse = ", ")))
+  }
+  where <- sprintf("%s (%s)", where, item$id)
+  if (!item$kind %in% item_kinds) {
+    stop(sprintf("%s: kind must be one of %s (found %s)", where, paste(item_kinds, collapse = ", "), item$kind))
+  }
+  missing <- setdiff(item_kind_fields[[item$kind]], names(item))
+  if (length(missing) > 0) {
+    stop(sprintf("%s: an item of kind %s must give %s", where, item$kind, paste0("`", missing, "`", collapse = ", ")))
+  }
+  if (item$kind %in% figure_kinds && item$kind != "tasks_over_time") {
+    item_selectors(item, where)
+  }
+  invisible(item)
+}
+
+#' The metrics an item shows, as selectors (analysis/R/metrics.R): its
+#' `metrics:` list (each entry `metric`, the keys, an optional `label`), or
+#' the one `metric` with the keys given beside it.
+item_selectors <- function(item, where = item$id) {
+  if (!is.null(item$metrics)) {
+    return(purrr::imap(item$metrics, function(entry, i) {
+      if (!is.list(entry)) {
+        stop(sprintf("%s: metrics[%d] must be a mapping with `metric` (and the part it is about, a `label`)", where, i))
+      }
+      metric_selector(entry, sprintf("%s: metrics[%d]", where, i))
+    }))
+  }
+  list(metric_selector(item[intersect(c("metric", metric_key_columns), names(item))], where))
+}
+
+#' Stop unless every claim's `figure` is an item of the spec or one of its
+#' `claim_sections` (the page shows a claim under that item or section only).
+check_claim_figures <- function(claims, spec) {
+  known <- c(purrr::map_chr(spec$items, "id"), purrr::map_chr(spec$claim_sections %||% list(), "id"))
+  figures <- purrr::map_chr(claims, "figure")
+  unknown <- unique(figures[!figures %in% known])
+  if (length(unknown) > 0) {
+    stop(sprintf("claims of %s: `figure` must be an item id of analysis/papers/%s.yaml or an id of its claim_sections (unknown: %s)",
+                 spec$key, spec$key, paste(unknown, collapse = ", ")))
+  }
+  invisible(claims)
+}
+
+#' The name of an item's figure table: the last part of its id (fig2, emu-ratio).
+item_file <- function(item) {
+  sub(".*/", "", item$id)
+}
+
+#' The items of a paper spec that produce a figure table.
 figure_items <- function(spec) {
-  purrr::keep(spec$items, function(item) !is.null(item$file))
+  purrr::keep(spec$items, function(item) item$kind %in% figure_kinds)
 }
 
 #' Compute every figure table and the claim verdicts of a paper.
@@ -37,9 +131,10 @@ figure_items <- function(spec) {
 analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backends = NULL) {
   spec <- read_paper_spec(analysis_dir, paper)
   claims <- read_claims(file.path(analysis_dir, "claims", paste0(paper, ".yaml")))
+  check_claim_figures(claims, spec)
   items <- figure_items(spec)
   scenarios <- unique(c(
-    purrr::map_chr(items, "scenario"),
+    unlist(purrr::map(spec$items, "scenario")),
     unlist(purrr::map(claims, "scenario"))
   ))
   if (is.null(backends)) {
@@ -72,7 +167,7 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
     })
     if (nrow(table) == 0) empty_summary() else table
   })
-  names(figures) <- purrr::map_chr(items, "file")
+  names(figures) <- purrr::map_chr(items, item_file)
   verdicts <- purrr::map_dfr(backends, function(backend) {
     evaluate_claims(claims, loaded[[backend]]) |>
       dplyr::mutate(backend = backend)
@@ -87,41 +182,71 @@ list_scenarios_of_backend <- function(results_dir, scenarios, backend) {
 
 #' A summary table with no rows (a figure no backend has results for).
 empty_summary <- function() {
-  tibble::tibble(figure = character(), metric = character(), series = character(), x = numeric(),
+  tibble::tibble(figure = character(), selector = integer(), metric = character(), group = character(),
+                 cls = integer(), queue = character(), band = integer(), series = character(), x = numeric(),
                  n = integer(), mean = numeric(), sd = numeric(), ci_lo = numeric(), ci_hi = numeric(),
-                 backend = character(), x_variable = character(), n_censored = integer(),
-                 method = character())
+                 backend = character(), x_variable = character(), n_censored = integer(), method = character())
+}
+
+#' The per-run rows of each metric an item shows, with `selector`, the
+#' metric's position in the item's list (1 for a one-metric item).
+#'
+#' @param require_all Stop when a metric has no rows (else it is left out).
+select_item_metrics <- function(item, metrics, require_all = TRUE) {
+  purrr::imap_dfr(item_selectors(item), function(selector, i) {
+    where <- sprintf("figure %s", item$id)
+    rows <- select_metric_rows(metrics, selector, where)
+    if (nrow(rows) == 0 && require_all) {
+      found <- dplyr::distinct(with_metric_keys(metrics), dplyr::across(dplyr::all_of(c("metric", metric_key_columns))))
+      stop(sprintf("%s: %s is not computed for %s (computed: %s)", where, metric_selector_id(selector), item$scenario,
+                   paste(unique(purrr::pmap_chr(found, function(...) metric_selector_id(purrr::discard(list(...), is.na)))),
+                         collapse = ", ")))
+    }
+    dplyr::mutate(rows, selector = i)
+  })
 }
 
 #' Paired ratios between two backends (`numerator` / `denominator`, e.g.
 #' mininet / ns3) of per-run metrics, per series, vs a sweep variable. Both
 #' backends ran the same jobs, so runs pair by series, sweep values and seed;
 #' runs a backend marked invalid are left out (compute_run_metrics).
+#'
+#' When a side has no results the table is empty: `describe_backend_comparison()`
+#' says which side is missing (the report shows that instead of a plot).
 summarise_backend_ratio_vs_x <- function(item, loaded) {
   num <- loaded[[item$numerator]][[item$scenario]]
   den <- loaded[[item$denominator]][[item$scenario]]
   if (is.null(num) || is.null(den)) {
+    message(sprintf("figure %s: no %s / %s ratio: %s has no results for %s", item$id, item$numerator,
+                    item$denominator, paste(c(item$numerator, item$denominator)[c(is.null(num), is.null(den))],
+                                            collapse = " and "), item$scenario))
     return(empty_summary())
   }
   check_sweep_variable(item, den, item$x)
-  runs <- dplyr::bind_rows(num$metrics, den$metrics) |>
-    dplyr::filter(.data$metric %in% unlist(item$metrics))
-  purrr::map_dfr(sort(unique(runs$series)), function(label) {
+  # the numerator (the emulator) may have no valid run at all; the
+  # denominator's rows check the item's metrics exist
+  runs <- dplyr::bind_rows(select_item_metrics(item, num$metrics, require_all = FALSE),
+                           select_item_metrics(item, den$metrics))
+  table <- purrr::map_dfr(sort(unique(runs$series)), function(label) {
     # compare_paired pairs two "series": here the two backends of one series
     per_backend <- dplyr::filter(runs, .data$series == label) |>
       dplyr::mutate(series = .data$backend)
     if (!all(c(item$numerator, item$denominator) %in% per_backend$series)) {
       return(NULL)
     }
-    compare_paired(per_backend, item$numerator, item$denominator, by = c(item$x, "metric")) |>
+    compare_paired(per_backend, item$numerator, item$denominator, by = c(item$x, selector_columns())) |>
       dplyr::filter(.data$contrast == "ratio") |>
       dplyr::mutate(series = label)
-  }) |>
+  })
+  if (nrow(table) == 0) {
+    return(empty_summary())
+  }
+  table |>
     dplyr::mutate(n_censored = NA_integer_, figure = item$id,
                   backend = paste0(item$numerator, "/", item$denominator)) |>
     dplyr::rename(x = dplyr::all_of(item$x)) |>
     dplyr::mutate(x = as.numeric(.data$x), x_variable = item$x) |>
-    dplyr::select(dplyr::all_of(summary_columns))
+    dplyr::select(dplyr::all_of(summary_columns()))
 }
 
 #' One figure's summary table for one backend's results of its scenario.
@@ -135,8 +260,9 @@ summarise_figure <- function(item, scenario_data) {
                  item$id, item$kind))
   )
   table |>
+    with_metric_keys() |>
     dplyr::mutate(figure = item$id) |>
-    dplyr::select(dplyr::all_of(summary_columns))
+    dplyr::select(dplyr::all_of(summary_columns()))
 }
 
 check_sweep_variable <- function(item, scenario_data, variable) {
@@ -148,12 +274,8 @@ check_sweep_variable <- function(item, scenario_data, variable) {
 
 summarise_metric_vs_x <- function(item, scenario_data) {
   check_sweep_variable(item, scenario_data, item$x)
-  runs <- dplyr::filter(scenario_data$metrics, .data$metric == item$metric)
-  if (nrow(runs) == 0) {
-    stop(sprintf("figure %s: metric `%s` is not computed for %s", item$id, item$metric, item$scenario))
-  }
-  runs |>
-    summarise_over_seeds(c("backend", "series", item$x, "metric")) |>
+  select_item_metrics(item, scenario_data$metrics) |>
+    summarise_over_seeds(c("backend", "series", item$x, selector_columns())) |>
     dplyr::rename(x = dplyr::all_of(item$x)) |>
     dplyr::mutate(x = as.numeric(.data$x), x_variable = item$x)
 }
@@ -172,8 +294,8 @@ summarise_tasks_over_time <- function(item, scenario_data) {
   grid_s <- time_grid_s(valid_runs$sim_end_s)
   count_tasks_completed(flows, run_key_columns, grid_s) |>
     dplyr::transmute(.data$backend, .data$series, .data$seed, .data$time_s,
-                     metric = "tasks_completed", value = .data$tasks_completed) |>
-    summarise_over_seeds(c("backend", "series", "time_s", "metric")) |>
+                     metric = "tasks_completed", selector = 1L, value = .data$tasks_completed) |>
+    summarise_over_seeds(c("backend", "series", "time_s", "metric", "selector")) |>
     dplyr::mutate(n_censored = NA_integer_) |>
     dplyr::rename(x = "time_s") |>
     dplyr::mutate(x_variable = "time_s")
@@ -181,10 +303,10 @@ summarise_tasks_over_time <- function(item, scenario_data) {
 
 summarise_paired_ratio_vs_x <- function(item, scenario_data) {
   check_sweep_variable(item, scenario_data, item$x)
-  runs <- dplyr::filter(scenario_data$metrics, .data$metric %in% unlist(item$metrics))
+  runs <- select_item_metrics(item, scenario_data$metrics)
   treatments <- setdiff(sort(unique(runs$series)), item$baseline)
   purrr::map_dfr(treatments, function(treatment) {
-    compare_paired(runs, treatment, item$baseline, by = c("backend", item$x, "metric")) |>
+    compare_paired(runs, treatment, item$baseline, by = c("backend", item$x, selector_columns())) |>
       dplyr::filter(.data$contrast == "ratio") |>
       dplyr::mutate(series = treatment)
   }) |>
@@ -194,16 +316,9 @@ summarise_paired_ratio_vs_x <- function(item, scenario_data) {
 }
 
 #' Several per-run metrics side by side, per series, at one point: `x` is the
-#' metric's position in `item$metrics` (1, 2, ...).
+#' metric's position in `item$metrics` (1, 2, ...), as `selector`.
 summarise_metric_by_series <- function(item, scenario_data) {
-  wanted <- unlist(item$metrics)
-  runs <- dplyr::filter(scenario_data$metrics, .data$metric %in% wanted)
-  missing <- setdiff(wanted, runs$metric)
-  if (length(missing) > 0) {
-    stop(sprintf("figure %s: metric(s) %s not computed for %s (found: %s)", item$id,
-                 paste(missing, collapse = ", "), item$scenario,
-                 paste(sort(unique(scenario_data$metrics$metric)), collapse = ", ")))
-  }
+  runs <- select_item_metrics(item, scenario_data$metrics)
   for (variable in scenario_data$sweep_vars) {
     if (length(unique(runs[[variable]])) > 1) {
       stop(sprintf("figure %s: metric_by_series needs one sweep point, %s has several values of %s",
@@ -211,8 +326,8 @@ summarise_metric_by_series <- function(item, scenario_data) {
     }
   }
   runs |>
-    summarise_over_seeds(c("backend", "series", "metric")) |>
-    dplyr::mutate(x = match(.data$metric, wanted), x_variable = "metric")
+    summarise_over_seeds(c("backend", "series", selector_columns())) |>
+    dplyr::mutate(x = as.numeric(.data$selector), x_variable = "metric")
 }
 
 #' The warm-up of a scenario's queue and packet metrics: the paper spec's
@@ -229,4 +344,18 @@ write_paper_analysis <- function(analysis, out_dir) {
   })
   readr::write_csv(analysis$claims, file.path(out_dir, "claims.csv"), na = "NA")
   invisible(out_dir)
+}
+
+#' Read a figure table written by `write_paper_analysis()`, typed as written.
+read_figure_table <- function(path) {
+  types <- readr::cols(
+    figure = readr::col_character(), selector = readr::col_integer(), metric = readr::col_character(),
+    group = readr::col_character(), cls = readr::col_integer(), queue = readr::col_character(),
+    band = readr::col_integer(), series = readr::col_character(), x = readr::col_double(),
+    n = readr::col_integer(), mean = readr::col_double(), sd = readr::col_double(),
+    ci_lo = readr::col_double(), ci_hi = readr::col_double(), backend = readr::col_character(),
+    x_variable = readr::col_character(), n_censored = readr::col_integer(), method = readr::col_character()
+  )
+  table <- read_typed_csv(path, types$cols)
+  dplyr::select(table, dplyr::all_of(summary_columns()))
 }

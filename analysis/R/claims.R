@@ -66,8 +66,15 @@ check_claim <- function(claim, where) {
         stop(sprintf("%s (%s): a %s comparison must name its `%s`", where, claim$id, kind, field))
       }
     }
+    claim_selector(claim, sprintf("%s (%s)", where, claim$id))
   }
   invisible(claim)
+}
+
+#' The metric a claim is tested on: `metric` and the keys beside it
+#' (analysis/R/metrics.R), e.g. `metric: loss_ratio` with `group: data-high`.
+claim_selector <- function(claim, where = claim$id) {
+  metric_selector(claim[intersect(c("metric", metric_key_columns), names(claim))], where)
 }
 
 #' Evaluate every claim against per-run metrics.
@@ -110,10 +117,14 @@ evaluate_claim <- function(claim, metrics_by_scenario) {
   if (is.null(data)) {
     return(claim_outcome("not comparable", "—", sprintf("No results for scenario %s.", claim$scenario)))
   }
-  metrics <- dplyr::filter(data$metrics, .data$metric == claim$metric)
+  selector <- claim_selector(claim)
+  metrics <- select_metric_rows(data$metrics, selector, sprintf("claim %s", claim$id))
   if (nrow(metrics) == 0) {
-    return(claim_outcome("not comparable", "—", sprintf("Metric %s is not computed for %s.", claim$metric, claim$scenario)))
+    return(claim_outcome("not comparable", "—", sprintf("Metric %s is not computed for %s.",
+                                                         metric_selector_id(selector), claim$scenario)))
   }
+  # texts name the metric with its part (avg_fct_s[group=noncongestive])
+  claim$metric_id <- metric_selector_id(selector)
   metrics <- filter_at_point(metrics, comparison$at)
   if (nrow(metrics) == 0) {
     return(claim_outcome("not comparable", "—", sprintf("Sweep point %s is not in the results of %s.", describe_point(comparison$at), claim$scenario)))
@@ -188,7 +199,7 @@ evaluate_effect_at <- function(claim, metrics, sweep_vars) {
   }
   method <- sprintf(
     "%s of %s at %s; %s. Reproduced if the CI excludes %s on the paper's side and the mean lies within ±%.0f%% of the paper's effect (%s); partly if only the direction holds.",
-    contrast, claim$metric, describe_point(comparison$at), summary$method, null_value,
+    contrast, claim$metric_id, describe_point(comparison$at), summary$method, null_value,
     100 * comparison$tolerance, format_number(comparison$expected, unit_metric))
   claim_outcome(verdict, ours, method)
 }
@@ -222,7 +233,7 @@ evaluate_direction <- function(claim, metrics, sweep_vars) {
                   format_number(min(summary$mean), claim$metric), format_number(max(summary$mean), claim$metric))
   method <- sprintf(
     "%s at %s; %s. A point holds when the CI excludes 0 on the claimed side. Reproduced if it holds at ≥ %.0f%% of the points and the opposite holds at none; partly if it holds at more points than the opposite.",
-    claim$metric, describe_point(comparison$at), summary$method[[1]], 100 * min_share)
+    claim$metric_id, describe_point(comparison$at), summary$method[[1]], 100 * min_share)
   claim_outcome(verdict, ours, method)
 }
 
@@ -251,7 +262,7 @@ evaluate_no_worse <- function(claim, metrics, sweep_vars) {
                   formatC(min(summary$mean), digits = 3, format = "fg"), formatC(max(summary$mean), digits = 3, format = "fg"))
   method <- sprintf(
     "%s (%s is better) at %s; %s. A point holds when the CI's worse end is within %.0f%% of the baseline. Reproduced at every point, partly at half or more.",
-    claim$metric, better, describe_point(comparison$at), summary$method[[1]], 100 * comparison$tolerance)
+    claim$metric_id, better, describe_point(comparison$at), summary$method[[1]], 100 * comparison$tolerance)
   claim_outcome(verdict, ours, method)
 }
 
@@ -273,7 +284,7 @@ evaluate_at_least <- function(claim, metrics, sweep_vars) {
                   comparison$threshold, sum(holds), nrow(summary), format_interval(lowest, claim$metric),
                   lowest$series, describe_point(as.list(lowest[sweep_vars])))
   method <- sprintf("%s of %s; %s. Reproduced if the mean reaches %s in every cell, partly in half or more.",
-                    claim$metric, paste(series, collapse = ", "), summary$method[[1]], comparison$threshold)
+                    claim$metric_id, paste(series, collapse = ", "), summary$method[[1]], comparison$threshold)
   claim_outcome(verdict, ours, method)
 }
 
@@ -294,7 +305,7 @@ evaluate_at_most <- function(claim, metrics, sweep_vars) {
     ours <- sprintf("≤ %s in %d/%d runs; largest %s (%s, seed %s)", comparison$threshold, sum(holds), length(holds),
                     format_number(worst$value, claim$metric), worst$series, worst$seed)
     method <- sprintf("%s of every run of %s. Reproduced if every run stays within %s, partly if half or more do.",
-                      claim$metric, paste(series, collapse = ", "), comparison$threshold)
+                      claim$metric_id, paste(series, collapse = ", "), comparison$threshold)
   } else {
     summary <- summarise_over_seeds(selected, c("series", sweep_vars))
     holds <- summary$mean <= comparison$threshold
@@ -302,7 +313,7 @@ evaluate_at_most <- function(claim, metrics, sweep_vars) {
     ours <- sprintf("mean ≤ %s in %d/%d series×points; highest %s (%s)", comparison$threshold, sum(holds),
                     nrow(summary), format_interval(worst, claim$metric), worst$series)
     method <- sprintf("%s of %s; %s. Reproduced if the mean stays within %s in every cell, partly in half or more.",
-                      claim$metric, paste(series, collapse = ", "), summary$method[[1]], comparison$threshold)
+                      claim$metric_id, paste(series, collapse = ", "), summary$method[[1]], comparison$threshold)
   }
   verdict <- if (all(holds)) "reproduced" else if (mean(holds) >= 0.5) "partly" else "not reproduced"
   claim_outcome(verdict, ours, method)
@@ -336,6 +347,6 @@ evaluate_trend <- function(claim, metrics, sweep_vars) {
                         format_number(slopes$ci_lo, claim$metric), format_number(slopes$ci_hi, claim$metric)),
                 collapse = "; ")
   method <- sprintf("Least-squares slope of per-run %s on %s per series, 95%% t-interval; reproduced if %s (CI excludes 0) for every series, partly for some.",
-                    claim$metric, comparison$x, relation)
+                    claim$metric_id, comparison$x, relation)
   claim_outcome(verdict, ours, method)
 }

@@ -1,7 +1,8 @@
 # Figures drawn from the summary tables of analyze-paper.R (columns figure,
-# metric, series, x, n, mean, sd, ci_lo, ci_hi, n_censored, method) and from
-# a scenario's topology. Each function returns a ggplot; captions come from
-# `figure_caption()` so every plot names its statistics.
+# selector, metric and its keys, series, x, n, mean, sd, ci_lo, ci_hi,
+# n_censored, method; topology diagrams are in topology.R). Each function
+# returns a ggplot; captions come from `figure_caption()` so every plot names
+# its statistics.
 
 series_palette <- function(series) {
   labels <- sort(unique(series))
@@ -71,27 +72,34 @@ plot_tasks_over_time <- function(summary, x_label = "Time (s)", y_label = "Tasks
 
 #' Paired ratios treatment/baseline vs a sweep variable, one line per
 #' treatment series, one panel per metric, 95% CI error bars, 1 = no change.
-plot_paired_ratio_vs_x <- function(summary, x_label, y_label, metric_labels = NULL) {
-  require_columns(summary, c("series", "metric", "x", "mean", "ci_lo", "ci_hi"), "plot paired ratio")
-  if (!is.null(metric_labels)) {
-    summary$metric <- dplyr::recode(summary$metric, !!!metric_labels)
-  }
+#'
+#' @param labels Panel titles, one per position in the item's metric list
+#'   (`selector`); default: the metric names.
+plot_paired_ratio_vs_x <- function(summary, x_label, y_label, labels = NULL) {
+  require_columns(summary, c("series", "selector", "metric", "x", "mean", "ci_lo", "ci_hi"), "plot paired ratio")
+  summary$panel <- factor(selector_labels(summary, labels), levels = unique(selector_labels(
+    dplyr::arrange(summary, .data$selector), labels)))
   plot_metric_vs_x(summary, x_label, y_label) +
     ggplot2::geom_hline(yintercept = 1, linetype = "dashed", colour = "grey40") +
-    ggplot2::facet_wrap(ggplot2::vars(.data$metric), scales = "free_y")
+    ggplot2::facet_wrap(ggplot2::vars(.data$panel), scales = "free_y")
+}
+
+#' The label of each row's metric: `labels[selector]`, else the metric's name.
+selector_labels <- function(summary, labels) {
+  if (is.null(labels)) summary$metric else dplyr::coalesce(unname(labels[summary$selector]), summary$metric)
 }
 
 #' Several metrics side by side (one group of bars per metric), one bar per
 #' series, 95% CI error bars, and an optional horizontal reference line
 #' (e.g. a delay bound or 1 for "as the weights say").
 #'
-#' @param metric_labels Named vector metric -> axis label (default: the metric).
+#' @param labels Axis labels, one per position in the item's metric list
+#'   (`selector`, also `x`); default: the metric names.
 #' @param reference NULL, or list(value = y in the plotted units, label = text).
-plot_metric_by_series <- function(summary, y_label, y_scale = 1, metric_labels = NULL, reference = NULL) {
-  require_columns(summary, c("series", "metric", "x", "mean", "ci_lo", "ci_hi"), "plot metric by series")
-  order <- dplyr::distinct(summary, .data$x, .data$metric) |> dplyr::arrange(.data$x)
-  labels <- if (is.null(metric_labels)) order$metric else dplyr::coalesce(unname(metric_labels[order$metric]), order$metric)
-  summary$metric_label <- factor(labels[match(summary$x, order$x)], levels = unique(labels))
+plot_metric_by_series <- function(summary, y_label, y_scale = 1, labels = NULL, reference = NULL) {
+  require_columns(summary, c("series", "selector", "metric", "mean", "ci_lo", "ci_hi"), "plot metric by series")
+  ordered <- dplyr::arrange(summary, .data$selector)
+  summary$metric_label <- factor(selector_labels(summary, labels), levels = unique(selector_labels(ordered, labels)))
   dodge <- ggplot2::position_dodge(width = 0.8)
   plot <- ggplot2::ggplot(summary, ggplot2::aes(x = .data$metric_label, y = .data$mean * y_scale, fill = .data$series)) +
     ggplot2::geom_col(position = dodge, width = 0.75) +
@@ -126,101 +134,24 @@ format_delay <- function(delay_s) {
 
 `%|na|%` <- function(x, default) if (length(x) == 0 || is.na(x)) default else x
 
-#' The dumbbell of a scenario: sources, access links (bw_1), the bottleneck
-#' (bw_2) between two routers, sink links (bw_3), sinks.
-#'
-#' @param topology A list: access_rate_bps, access_delay_s, bottleneck_rate_bps,
-#'   bottleneck_delay_s, sink_rate_bps, sink_delay_s, buffer_pkts, n_sources,
-#'   n_sinks (a count or a label such as "10–100"). Missing entries print as "?".
-#' @param max_drawn Hosts drawn per side; more are shown as an ellipsis.
-plot_dumbbell <- function(topology, max_drawn = 4) {
-  side_y <- seq(1, -1, length.out = max_drawn)
-  hosts <- dplyr::bind_rows(
-    tibble::tibble(x = 0, y = side_y, label = c(sprintf("S%d", seq_len(max_drawn - 1)), "Sn")),
-    tibble::tibble(x = 4, y = side_y, label = c(sprintf("D%d", seq_len(max_drawn - 1)), "Dn"))
-  )
-  routers <- tibble::tibble(x = c(1.5, 2.5), y = 0, label = c("R1", "R2"))
-  links <- dplyr::bind_rows(
-    tibble::tibble(x = 0, y = side_y, xend = 1.5, yend = 0, kind = "access"),
-    tibble::tibble(x = 2.5, y = 0, xend = 4, yend = side_y, kind = "access"),
-    tibble::tibble(x = 1.5, y = 0, xend = 2.5, yend = 0, kind = "bottleneck")
-  )
-  labels <- tibble::tibble(
-    x = c(0.75, 2, 3.25, 2, 0, 4),
-    y = c(0.75, 0.25, 0.75, -0.3, -1.45, -1.45),
-    label = c(
-      sprintf("bw_1: %s, %s", format_rate(topology$access_rate_bps), format_delay(topology$access_delay_s)),
-      sprintf("bw_2: %s, %s", format_rate(topology$bottleneck_rate_bps), format_delay(topology$bottleneck_delay_s)),
-      sprintf("bw_3: %s, %s", format_rate(topology$sink_rate_bps), format_delay(topology$sink_delay_s)),
-      sprintf("buffer %s packets", topology$buffer_pkts %||% "?"),
-      sprintf("%s sources", topology$n_sources %||% "n"),
-      sprintf("%s sinks", topology$n_sinks %||% "n")
-    )
-  )
-  ggplot2::ggplot() +
-    ggplot2::geom_segment(data = links, ggplot2::aes(x = .data$x, y = .data$y, xend = .data$xend, yend = .data$yend,
-                                                     linewidth = .data$kind), colour = "grey30", show.legend = FALSE) +
-    ggplot2::scale_linewidth_manual(values = c(access = 0.5, bottleneck = 2)) +
-    ggplot2::geom_point(data = hosts, ggplot2::aes(x = .data$x, y = .data$y), size = 9, shape = 21, fill = "white") +
-    ggplot2::geom_text(data = hosts, ggplot2::aes(x = .data$x, y = .data$y, label = .data$label), size = 3) +
-    ggplot2::geom_point(data = routers, ggplot2::aes(x = .data$x, y = .data$y), size = 11, shape = 22, fill = "grey85") +
-    ggplot2::geom_text(data = routers, ggplot2::aes(x = .data$x, y = .data$y, label = .data$label), size = 3) +
-    ggplot2::annotate("text", x = c(0, 4), y = mean(side_y[max_drawn - 1:0]), label = "\u22ee", size = 6) +
-    ggplot2::geom_label(data = labels, ggplot2::aes(x = .data$x, y = .data$y, label = .data$label),
-                        size = 3, label.size = 0) +
-    ggplot2::coord_cartesian(xlim = c(-0.4, 4.4), ylim = c(-1.6, 1.3)) +
-    ggplot2::theme_void()
-}
-
-#' Topology parameters for `plot_dumbbell()` from a resolved scenario
-#' (`scenario.json`, written by `qlab collect`).
-#'
-#' Reads the flat keys `topology.<part>_rate_bps` / `<part>_delay_s` (part =
-#' access, bottleneck; the sink side uses the access links), the buffer from
-#' the series' `limit_pkts` (shown when every series uses the same value), and
-#' the flow counts from the sweep of `workload.flows`.
-dumbbell_parameters <- function(scenario) {
-  topology <- scenario$topology %||% list()
-  part <- function(name, field) topology[[paste0(name, "_", field)]]
-  flows <- NULL
-  for (variable in scenario$sweep %||% list()) {
-    if (identical(variable$path, "workload.flows")) flows <- unlist(variable$values)
-  }
-  if (is.null(flows)) flows <- scenario$workload$flows
-  count <- if (length(flows) == 0) {
-    NULL
-  } else if (length(flows) == 1) {
-    flows
-  } else {
-    sprintf("%s\u2013%s", min(flows), max(flows))
-  }
-  limits <- unique(unlist(lapply(scenario$series %||% list(), function(s) s$params$limit_pkts)))
-  list(
-    access_rate_bps = part("access", "rate_bps"),
-    access_delay_s = part("access", "delay_s"),
-    bottleneck_rate_bps = part("bottleneck", "rate_bps"),
-    bottleneck_delay_s = part("bottleneck", "delay_s"),
-    sink_rate_bps = part("access", "rate_bps"),
-    sink_delay_s = part("access", "delay_s"),
-    buffer_pkts = if (length(limits) == 1) limits else NULL,
-    n_sources = count,
-    n_sinks = count
-  )
-}
-
 #' A figure caption naming the statistics and any censored completion times.
 #'
 #' @param summary The figure's summary rows.
-#' @param paper_caption The paper's caption, verbatim.
-figure_caption <- function(summary, label, paper_caption) {
+#' @param caption The paper's caption, verbatim (quoted as the paper's), or
+#'   qlab's own for a figure not in the paper (`from_paper = FALSE`).
+figure_caption <- function(summary, label, caption, from_paper = TRUE) {
+  lead <- if (from_paper) {
+    sprintf("%s (paper): \u201c%s\u201d. qlab:", label, caption)
+  } else {
+    sprintf("%s: %s. Statistics:", label, caption)
+  }
   if (nrow(summary) == 0) {
-    return(sprintf("%s (paper): \u201c%s\u201d. qlab: no results in this run.", label, paper_caption))
+    return(sprintf("%s no results in this run.", lead))
   }
   n_range <- range(summary$n)
   n_text <- if (n_range[1] == n_range[2]) sprintf("n = %d", n_range[1]) else sprintf("n = %d to %d", n_range[1], n_range[2])
   method <- unique(summary$method)
-  text <- sprintf("%s (paper): \u201c%s\u201d. qlab: %s; %s; error bars/ribbons are 95%% t-intervals.",
-                  label, paper_caption, paste(method, collapse = "; "), n_text)
+  text <- sprintf("%s %s; %s; error bars/ribbons are 95%% t-intervals.", lead, paste(method, collapse = "; "), n_text)
   censored <- sum(summary$n_censored, na.rm = TRUE)
   if (censored > 0) {
     text <- paste(text, sprintf(

@@ -32,6 +32,7 @@ flow_trace_types <- list(
 
 queue_trace_types <- list(
   time_s = readr::col_double(),
+  queue = readr::col_character(), # LINK:NODE: a run may trace several queues
   band = readr::col_integer(),
   backlog_pkts = readr::col_double(),
   backlog_bytes = readr::col_double(),
@@ -44,6 +45,7 @@ queue_trace_types <- list(
 packet_trace_types <- list(
   seq = readr::col_double(),
   time_s = readr::col_double(),
+  queue = readr::col_character(),
   event = readr::col_character(),
   band = readr::col_integer(),
   len_bytes = readr::col_integer(),

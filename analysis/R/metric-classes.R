@@ -62,3 +62,20 @@ relate_shares_to_weights <- function(shares, weights_of) {
     dplyr::inner_join(weight_table, by = c("series", "cls")) |>
     dplyr::mutate(share_ratio = .data$share / .data$w_share)
 }
+
+#' The largest relative deviation of a class's share from its weight's share,
+#' per run: max over the classes of |share_ratio - 1| (0 when every class
+#' gets exactly W_k / sum W).
+#'
+#' @param ratios Output of `relate_shares_to_weights()`.
+#' @param by Columns naming a run.
+#' @return `by`, `share_ratio_max_dev`.
+summarise_share_deviation <- function(ratios, by) {
+  require_columns(ratios, c(by, "share_ratio"), "share deviation")
+  if (any(is.na(ratios$share_ratio))) {
+    stop("share deviation: every class's share_ratio must be known (not NA)")
+  }
+  ratios |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
+    dplyr::summarise(share_ratio_max_dev = max(abs(.data$share_ratio - 1)), .groups = "drop")
+}

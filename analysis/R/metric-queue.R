@@ -1,39 +1,41 @@
-# The bottleneck queue itself (the disciplines page): backlog per band from
+# The traced queues themselves (the disciplines page): backlog per band from
 # the periodic samples (queues table) and sojourn times per band from the
-# packet events (packets table), after a warm-up.
+# packet events (packets table), after a warm-up. A run may trace several
+# queues (`queue`, `LINK:NODE`: a parking lot's hops), so every value is per
+# run, queue and band.
 
-#' Time-average backlog of each band of each run, over the samples at or
+#' Time-average backlog of each band of each queue of each run, over the samples at or
 #' after `warmup_s` (the samples are equally spaced, so the mean of the
 #' samples is the time average).
 #'
-#' @param queues Collected queues table (`time_s`, `band`, `backlog_pkts`).
+#' @param queues Collected queues table (`time_s`, `queue`, `band`, `backlog_pkts`).
 #' @param by Columns naming a run.
-#' @return `by`, `band`, `mean_backlog_pkts`, `samples`.
+#' @return `by`, `queue`, `band`, `mean_backlog_pkts`, `samples`.
 summarise_band_backlog <- function(queues, by, warmup_s = 0) {
-  require_columns(queues, c(by, "time_s", "band", "backlog_pkts"), "band backlog")
+  require_columns(queues, c(by, "time_s", "queue", "band", "backlog_pkts"), "band backlog")
   kept <- dplyr::filter(queues, .data$time_s >= warmup_s)
   if (nrow(kept) == 0) {
     stop(sprintf("band backlog: no queue sample at or after the warm-up (%g s)", warmup_s))
   }
   kept |>
-    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "band")))) |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "queue", "band")))) |>
     dplyr::summarise(mean_backlog_pkts = mean(.data$backlog_pkts), samples = dplyr::n(), .groups = "drop")
 }
 
-#' Sojourn times of the packets each band sent, per run: the 99th
+#' Sojourn times of the packets each band of each queue sent, per run: the 99th
 #' percentile (type 1, the smallest sojourn with at least 99% of the packets
 #' at or below it) and the maximum, over dequeues at or after `warmup_s`.
 #'
-#' @param packets Collected packets table (`time_s`, `event`, `band`, `sojourn_s`).
-#' @return `by`, `band`, `sojourn_p99_s`, `sojourn_max_s`, `sent`.
+#' @param packets Collected packets table (`time_s`, `queue`, `event`, `band`, `sojourn_s`).
+#' @return `by`, `queue`, `band`, `sojourn_p99_s`, `sojourn_max_s`, `sent`.
 summarise_band_sojourn <- function(packets, by, warmup_s = 0) {
-  require_columns(packets, c(by, "time_s", "event", "band", "sojourn_s"), "band sojourn")
+  require_columns(packets, c(by, "time_s", "queue", "event", "band", "sojourn_s"), "band sojourn")
   sent <- dplyr::filter(packets, .data$event == "deq", .data$time_s >= warmup_s)
   if (any(is.na(sent$sojourn_s))) {
     stop("band sojourn: every dequeue event needs its sojourn_s")
   }
   sent |>
-    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "band")))) |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "queue", "band")))) |>
     dplyr::summarise(
       sojourn_p99_s = unname(stats::quantile(.data$sojourn_s, 0.99, type = 1)),
       sojourn_max_s = max(.data$sojourn_s),

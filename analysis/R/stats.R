@@ -111,20 +111,20 @@ compare_paired <- function(df, treatment, baseline, by) {
 #' Invalid runs (`valid == FALSE`: the backend's fidelity checks failed) are
 #' left out with a warning.
 #'
-#' Besides the flow-level metrics of every scenario, some exist only where
-#' the data does: per class (`goodput_cls<k>_bps`, `goodput_share_cls<k>`,
-#' and `share_ratio_cls<k>`, the share over W_k / sum W, with
-#' `share_ratio_max_dev` = max_k |share_ratio_cls<k> - 1|, for series with a
-#' `weights_bytes` parameter) when flows have more than one class; per UDP
-#' group (`loss_ratio_<group>`, `delay_mean_<group>_s`,
-#' `delay_max_<group>_s`); per band from a collected queues table
-#' (`mean_backlog_band<k>_pkts`) and packets table (`sojourn_p99_band<k>_s`,
-#' `sojourn_max_band<k>_s`), both after `warmup_s`.
+#' The metrics are those of analysis/R/metrics.R; some exist only where the
+#' data does: per class (`class_goodput_bps`, `goodput_share`, and
+#' `share_ratio` with `share_ratio_max_dev` for series with a `weights_bytes`
+#' parameter) when flows have more than one class; per UDP group
+#' (`loss_ratio`, `delay_mean_s`, `delay_max_s`); per traced queue and band
+#' from a collected queues table (`mean_backlog_pkts`) and packets table
+#' (`sojourn_p99_s`, `sojourn_max_s`), both after `warmup_s`.
 #'
 #' @param results One scenario's results (`read_scenario_results()`).
 #' @param warmup_s Queue samples and packet events before this time are ignored.
-#' @return Run keys, sweep variables, `metric`, `value`, `n_censored`
-#'   (censored flows in that run for completion-time metrics, else 0).
+#' @return Run keys, sweep variables, `metric`, the part of the run it is about
+#'   (`group`, `cls`, `queue`, `band`: NA where the metric is not about one),
+#'   `value`, `n_censored` (censored flows in that run for completion-time
+#'   metrics, else 0).
 compute_run_metrics <- function(results, warmup_s = 0) {
   runs <- results$runs
   invalid <- runs[!runs$valid, run_key_columns]
@@ -134,72 +134,61 @@ compute_run_metrics <- function(results, warmup_s = 0) {
   }
   flows <- dplyr::anti_join(results$flows, invalid, by = run_key_columns)
   by <- c(run_key_columns, results$sweep_vars)
-  longer <- function(df, metric, value, censored = NULL) {
-    dplyr::transmute(
-      df,
-      dplyr::across(dplyr::all_of(by)),
-      metric = metric,
-      value = .data[[value]],
-      n_censored = if (is.null(censored)) 0L else .data[[censored]]
-    )
+  # one metric from each named column of `df`, keeping the key columns it has
+  longer <- function(df, columns, keys = character(), censored = NULL) {
+    purrr::imap_dfr(columns, function(column, metric) {
+      dplyr::transmute(
+        df,
+        dplyr::across(dplyr::all_of(c(by, keys))),
+        metric = metric,
+        value = .data[[column]],
+        n_censored = if (is.null(censored)) 0L else .data[[censored]]
+      )
+    })
   }
   bulk <- dplyr::filter(flows, .data$app == "bulk") # completion times: TCP tasks only
-  completion <- function(group, label) {
+  completion <- function(group) {
     times <- summarise_completion_time(bulk, by, group)
-    dplyr::bind_rows(
-      longer(times, sprintf("avg_fct_%s_s", label), "avg_fct_s", "n_censored"),
-      longer(times, sprintf("worst_fct_%s_s", label), "worst_fct_s", "n_censored")
-    )
-  }
-  groups <- sort(unique(bulk$group))
-  per_key <- function(df, key, columns) {
-    # one metric per (key value, column): e.g. loss_ratio_<group>
-    purrr::map_dfr(names(columns), function(column) {
-      dplyr::transmute(df, dplyr::across(dplyr::all_of(by)),
-                       metric = sprintf(columns[[column]], .data[[key]]),
-                       value = .data[[column]], n_censored = 0L)
-    })
+    if (!is.null(group)) times$group <- group
+    longer(times, c(avg_fct_s = "avg_fct_s", worst_fct_s = "worst_fct_s"),
+           if (is.null(group)) character() else "group", "n_censored")
   }
   class_metrics <- NULL
   if (length(unique(flows$cls)) > 1) {
     shares <- summarise_class_goodput(flows, by)
     ratios <- relate_shares_to_weights(shares, function(series) series_weights(results$scenario, series))
-    deviation <- if (nrow(ratios) > 0) {
-      ratios |>
-        dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
-        dplyr::summarise(value = max(abs(.data$share_ratio - 1)), .groups = "drop") |>
-        dplyr::mutate(metric = "share_ratio_max_dev", n_censored = 0L)
-    }
     class_metrics <- dplyr::bind_rows(
-      per_key(shares, "cls", c(class_goodput_bps = "goodput_cls%d_bps", share = "goodput_share_cls%d")),
-      per_key(ratios, "cls", c(share_ratio = "share_ratio_cls%d")),
-      deviation
+      longer(shares, c(class_goodput_bps = "class_goodput_bps", goodput_share = "share"), "cls"),
+      longer(ratios, c(share_ratio = "share_ratio"), "cls"),
+      if (nrow(ratios) > 0) longer(summarise_share_deviation(ratios, by), c(share_ratio_max_dev = "share_ratio_max_dev"))
     )
   }
   udp_metrics <- NULL
   if (any(flows$app %in% udp_apps)) {
-    udp_metrics <- per_key(summarise_udp_groups(flows, by), "group",
-                           c(loss_ratio = "loss_ratio_%s", delay_mean_s = "delay_mean_%s_s",
-                             delay_max_s = "delay_max_%s_s"))
+    udp_metrics <- longer(summarise_udp_groups(flows, by),
+                          c(loss_ratio = "loss_ratio", delay_mean_s = "delay_mean_s", delay_max_s = "delay_max_s"),
+                          "group")
   }
   valid_only <- function(table) dplyr::anti_join(table, invalid, by = run_key_columns)
   queue_metrics <- NULL
   if (!is.null(results$queues)) {
-    queue_metrics <- per_key(summarise_band_backlog(valid_only(results$queues), by, warmup_s), "band",
-                             c(mean_backlog_pkts = "mean_backlog_band%d_pkts"))
+    queue_metrics <- longer(summarise_band_backlog(valid_only(results$queues), by, warmup_s),
+                            c(mean_backlog_pkts = "mean_backlog_pkts"), c("queue", "band"))
   }
   sojourn_metrics <- NULL
   if (!is.null(results$packets)) {
-    sojourn_metrics <- per_key(summarise_band_sojourn(valid_only(results$packets), by, warmup_s), "band",
-                               c(sojourn_p99_s = "sojourn_p99_band%d_s", sojourn_max_s = "sojourn_max_band%d_s"))
+    sojourn_metrics <- longer(summarise_band_sojourn(valid_only(results$packets), by, warmup_s),
+                              c(sojourn_p99_s = "sojourn_p99_s", sojourn_max_s = "sojourn_max_s"), c("queue", "band"))
   }
   dplyr::bind_rows(
-    longer(summarise_system_goodput(flows, by), "system_goodput_bps", "system_goodput_bps"),
-    longer(summarise_fairness(flows, by), "fairness_jain", "fairness_jain"),
-    if (nrow(bulk) > 0) completion(NULL, "all"),
-    purrr::map2_dfr(groups, groups, completion),
+    longer(summarise_system_goodput(flows, by), c(system_goodput_bps = "system_goodput_bps")),
+    longer(summarise_fairness(flows, by), c(fairness_jain = "fairness_jain")),
+    if (nrow(bulk) > 0) completion(NULL),
+    purrr::map_dfr(sort(unique(bulk$group)), completion),
     class_metrics, udp_metrics, queue_metrics, sojourn_metrics
-  )
+  ) |>
+    with_metric_keys() |>
+    dplyr::relocate(dplyr::all_of(c("metric", metric_key_columns)), .before = "value")
 }
 
 #' The WFQ weights of one series of a resolved scenario, or NULL when its

@@ -105,3 +105,11 @@ test_that("the disciplines claims file is well formed", {
   claims <- read_claims(file.path("..", "..", "claims", "disciplines.yaml"))
   expect_gt(length(claims), 8)
 })
+
+test_that("a claim about no item of the spec is refused", {
+  spec <- list(key = "p", items = list(list(id = "p/fig1")), claim_sections = list(list(id = "abstract")))
+  ok <- list(list(figure = "p/fig1"), list(figure = "abstract"))
+  expect_silent(check_claim_figures(ok, spec))
+  expect_error(check_claim_figures(c(ok, list(list(figure = "qlab/p-fig1"))), spec),
+               "must be an item id of analysis/papers/p.yaml .*unknown: qlab/p-fig1")
+})

@@ -41,3 +41,25 @@ test_that("invalid_reasons is read when present and NA when an older table lacks
   expect_equal(runs$invalid_reasons, "rate 9.1 Mb/s; late departures")
   expect_equal(sweep_variables(runs), "flows")
 })
+
+test_that("queue and packet tables name the traced queue, as text", {
+  dir <- file.path(tempfile("results"), "p/s/ns3")
+  dir.create(dir, recursive = TRUE)
+  readr::write_csv(runs_row, file.path(dir, "runs.csv.gz"))
+  flows <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "a", point = "f10", seed = 1L, flows = 10,
+                          flow_id = 0L, app = "bulk", group = "congestive", cls = 0L, prec = 0L, seg_bytes = 1000L,
+                          bytes_goal = 1, bytes_delivered = 1, start_s = 0, end_s = 1, completed = 1L, fct_s = 1,
+                          goodput_bps = 8, tx_packets = 1, retx_packets = 0, rx_packets = NA, lost_packets = NA,
+                          delay_mean_s = NA, delay_max_s = NA)
+  readr::write_csv(flows, file.path(dir, "flows.csv.gz"))
+  queues <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "a", point = "f10", seed = 1L, flows = 10,
+                           time_s = 0.1, queue = c("hop1:r0", "hop2:r1"), band = 0L, backlog_pkts = 1,
+                           backlog_bytes = 1000, enqueued_pkts = 1, dequeued_pkts = 0, dropped_pkts = 0, drop_prob = NA)
+  readr::write_csv(queues, file.path(dir, "queues.csv.gz"))
+  results <- read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3")
+  expect_type(results$queues$queue, "character")
+  expect_equal(results$queues$queue, c("hop1:r0", "hop2:r1"))
+  # a table of the old format (no queue column) is refused with the column named
+  readr::write_csv(dplyr::select(queues, -"queue"), file.path(dir, "queues.csv.gz"))
+  expect_error(read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3"), "missing required column\\(s\\) `queue`")
+})

@@ -35,8 +35,18 @@ test_that("run metrics include per-class shares and their deviation from W", {
     scenario = list(series = list(w = list(params = list(classes = 2, weights_bytes = "1:1"))))
   )
   metrics <- compute_run_metrics(results)
-  value <- function(name) metrics$value[metrics$metric == name]
-  expect_equal(value("goodput_share_cls0"), 0.75)
-  expect_equal(value("share_ratio_cls1"), 0.5)
+  value <- function(name, cls = NA) metrics$value[metrics$metric == name & (metrics$cls %in% cls)]
+  expect_equal(value("goodput_share", 0L), 0.75)
+  expect_equal(value("class_goodput_bps", 1L), 1e6) # 8e6 bit / 8 s
+  expect_equal(value("share_ratio", 1L), 0.5)
   expect_equal(value("share_ratio_max_dev"), 0.5)
+})
+
+test_that("the share deviation is the largest |share_ratio - 1| of a run", {
+  ratios <- tibble::tibble(series = "a", seed = c(1L, 1L, 1L, 2L, 2L), cls = c(0L, 1L, 2L, 0L, 1L),
+                           share_ratio = c(0.9, 1.3, 0.95, 1, 1))
+  deviation <- summarise_share_deviation(ratios, c("series", "seed"))
+  expect_equal(deviation$share_ratio_max_dev, c(0.3, 0))
+  expect_error(summarise_share_deviation(dplyr::mutate(ratios, share_ratio = NA_real_), c("series", "seed")),
+               "must be known")
 })

@@ -61,13 +61,13 @@ test_that("unpaired seeds are left out and a missing series is an error", {
 test_that("backend ratios pair the same job's runs across backends, per series", {
   metrics <- function(backend, factor) {
     tibble::tibble(scenario = "p/s", backend = backend, series = rep(c("a", "b"), each = 3),
-                   point = "x", seed = rep(1:3, 2), flows = 10, metric = "m",
+                   point = "x", seed = rep(1:3, 2), flows = 10, metric = "system_goodput_bps",
                    value = c(1, 2, 4, 10, 20, 40) * factor, n_censored = 0L)
   }
   loaded <- list(mininet = list(`p/s` = list(metrics = metrics("mininet", 1.5), sweep_vars = "flows")),
                  ns3 = list(`p/s` = list(metrics = metrics("ns3", 1), sweep_vars = "flows")))
-  item <- list(id = "f", scenario = "p/s", numerator = "mininet", denominator = "ns3", metrics = list("m"),
-               x = "flows")
+  item <- list(id = "f", scenario = "p/s", numerator = "mininet", denominator = "ns3",
+               metrics = list(list(metric = "system_goodput_bps")), x = "flows")
   table <- summarise_backend_ratio_vs_x(item, loaded)
   expect_equal(table$series, c("a", "b"))
   expect_equal(table$mean, c(1.5, 1.5))

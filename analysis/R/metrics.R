@@ -1,0 +1,127 @@
+# The registry of per-run metrics: every metric name a paper spec
+# (analysis/papers/<paper>.yaml) or a claims file (analysis/claims/<paper>.yaml)
+# may use is a literal row here, so a grep of the name finds what it is, its
+# unit and the function that computes it (and that function's test,
+# tests/testthat/test-metric-<file>.R).
+#
+# A metric of a part of a run (a traffic group, a class, a queue's band) keeps
+# one name; the part is given beside it, in the spec and in the long tables,
+# by the columns `metric_key_columns`:
+#
+#   metric: avg_fct_s            group: noncongestive
+#   metric: mean_backlog_pkts    band: 0            (queue: bottleneck:L)
+#
+# `keys` says which of those columns a metric's rows carry. A key a spec leaves
+# out selects the rows where it is NA: the metric over all of them (avg_fct_s
+# without a group is over every bulk flow). The queue is the exception: it may
+# be left out when the runs traced one queue.
+
+metric_key_columns <- c("group", "cls", "queue", "band")
+
+metric_registry <- tibble::tribble(
+  ~name, ~keys, ~unit, ~computed_by, ~description,
+  "system_goodput_bps", "", "bit/s", "summarise_system_goodput",
+  "System Goodput (ncq-conf §4.1): the mean of the flows' goodputs (bytes delivered × 8 / time taken)",
+  "fairness_jain", "", "1", "summarise_fairness",
+  "Jain's fairness index over the flows' goodputs",
+  "avg_fct_s", "group", "s", "summarise_completion_time",
+  "average completion time of the bulk (TCP) tasks of a group, or of all of them; censored at the run's end",
+  "worst_fct_s", "group", "s", "summarise_completion_time",
+  "worst (largest) completion time of the bulk (TCP) tasks of a group, or of all of them; censored at the run's end",
+  "class_goodput_bps", "cls", "bit/s", "summarise_class_goodput",
+  "sum of the goodputs of a class's flows (runs with more than one class)",
+  "goodput_share", "cls", "1", "summarise_class_goodput",
+  "a class's share of the run's summed goodput",
+  "share_ratio", "cls", "1", "relate_shares_to_weights",
+  "a class's goodput share over its weight's share W_k / sum W (series with a weights_bytes parameter)",
+  "share_ratio_max_dev", "", "1", "summarise_share_deviation",
+  "largest |share_ratio - 1| over the classes of a run",
+  "loss_ratio", "group", "1", "summarise_udp_groups",
+  "UDP datagrams of a group lost / sent",
+  "delay_mean_s", "group", "s", "summarise_udp_groups",
+  "mean one-way delay of a UDP group's received datagrams",
+  "delay_max_s", "group", "s", "summarise_udp_groups",
+  "largest one-way delay of a UDP group's received datagrams",
+  "mean_backlog_pkts", "queue band", "packets", "summarise_band_backlog",
+  "time-average backlog of a band of a traced queue, after the warm-up (queues table)",
+  "sojourn_p99_s", "queue band", "s", "summarise_band_sojourn",
+  "99th percentile (type 1) of the sojourn of a band's dequeued packets, after the warm-up (packets table)",
+  "sojourn_max_s", "queue band", "s", "summarise_band_sojourn",
+  "largest sojourn of a band's dequeued packets, after the warm-up (packets table)",
+  "tasks_completed", "", "tasks", "count_tasks_completed",
+  "tasks whose last byte has arrived by a time t (the tasks_over_time figures; a time series, not a per-run value)"
+)
+
+#' The key columns a registered metric's rows carry.
+metric_keys <- function(name) {
+  keys <- metric_registry$keys[match(name, metric_registry$name)]
+  if (is.na(keys) || keys == "") character() else strsplit(keys, " ", fixed = TRUE)[[1]]
+}
+
+#' A metric as a spec names it: `metric` plus the keys of the part it is about.
+#'
+#' @param fields A list with `metric` and any of `metric_key_columns` (other
+#'   fields, e.g. `label`, are kept).
+#' @param where Where the fields come from, for error messages.
+#' @return The fields, checked: the metric is registered and every key given is
+#'   one the metric has.
+metric_selector <- function(fields, where) {
+  name <- fields$metric
+  if (!is.character(name) || length(name) != 1) {
+    stop(sprintf("%s: `metric` must be one metric name of analysis/R/metrics.R", where))
+  }
+  if (!name %in% metric_registry$name) {
+    stop(sprintf("%s: metric `%s` must be registered in analysis/R/metrics.R (registered: %s)",
+                 where, name, paste(metric_registry$name, collapse = ", ")))
+  }
+  given <- intersect(metric_key_columns, names(fields))
+  extra <- setdiff(given, metric_keys(name))
+  if (length(extra) > 0) {
+    has <- metric_keys(name)
+    stop(sprintf("%s: metric `%s` has no %s (its rows are keyed by %s)", where, name,
+                 paste0("`", extra, "`", collapse = ", "),
+                 if (length(has) == 0) "nothing: one value per run" else paste0("`", has, "`", collapse = ", ")))
+  }
+  fields
+}
+
+#' A readable id of a selector, e.g. "avg_fct_s[group=noncongestive]".
+metric_selector_id <- function(selector) {
+  keys <- intersect(metric_key_columns, names(selector))
+  if (length(keys) == 0) {
+    return(selector$metric)
+  }
+  sprintf("%s[%s]", selector$metric, paste(keys, unlist(selector[keys]), sep = "=", collapse = ", "))
+}
+
+#' Add any missing key column, typed, as NA (a table of run-level metrics has none).
+with_metric_keys <- function(df) {
+  empty <- list(group = NA_character_, cls = NA_integer_, queue = NA_character_, band = NA_integer_)
+  for (key in metric_key_columns) {
+    if (!key %in% names(df)) df[[key]] <- rep(empty[[key]], nrow(df))
+  }
+  df
+}
+
+#' The rows of a long per-run metrics table a selector names.
+#'
+#' @param metrics Long table (`metric`, the key columns, `value`, ...).
+#' @param selector From `metric_selector()`.
+#' @param where Names the caller in errors.
+#' @return The matching rows; zero rows when the metric is not computed there.
+select_metric_rows <- function(metrics, selector, where) {
+  rows <- dplyr::filter(with_metric_keys(metrics), .data$metric == selector$metric)
+  for (key in metric_key_columns) {
+    wanted <- selector[[key]]
+    if (identical(key, "queue") && is.null(wanted) && "queue" %in% metric_keys(selector$metric)) {
+      queues <- unique(rows$queue)
+      if (length(queues) > 1) {
+        stop(sprintf("%s: metric `%s` is computed for several queues (%s): name one with `queue:`",
+                     where, selector$metric, paste(sort(queues), collapse = ", ")))
+      }
+      next
+    }
+    rows <- if (is.null(wanted)) rows[is.na(rows[[key]]), ] else rows[!is.na(rows[[key]]) & rows[[key]] == wanted, ]
+  }
+  rows
+}

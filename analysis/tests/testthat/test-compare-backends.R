@@ -1,0 +1,65 @@
+ratio_item <- list(id = "qlab/p/emu-ratio", kind = "backend_ratio_vs_x", scenario = "p/emu",
+                   numerator = "mininet", denominator = "ns3")
+all_item <- list(id = "qlab/p/emu-fct", kind = "metric_vs_x", all_backends = TRUE, scenario = "p/emu")
+rows_of <- function(...) tibble::tibble(backend = as.character(c(...)), series = "ncq", x = 10, mean = 1)
+
+test_that("only all_backends figures and backend ratios compare backends", {
+  expect_true(compares_backends(ratio_item))
+  expect_true(compares_backends(all_item))
+  expect_false(compares_backends(list(kind = "metric_vs_x")))
+})
+
+test_that("with both sides the comparison is complete", {
+  ratio <- describe_backend_comparison(ratio_item, c("ns3", "mininet"), c("mininet", "ns3"), rows_of("mininet/ns3"))
+  expect_equal(ratio$status, "complete")
+  expect_null(ratio$message)
+  both <- describe_backend_comparison(all_item, c("ns3", "mininet"), c("mininet", "ns3"), rows_of("ns3", "mininet"))
+  expect_equal(both$status, "complete")
+  expect_equal(both$shown, c("ns3", "mininet"))
+})
+
+test_that("a ratio without its numerator's results is absent and says which side is missing", {
+  ratio <- describe_backend_comparison(ratio_item, c("ns3", "mininet"), "ns3", rows_of()[0, ])
+  expect_equal(ratio$status, "absent")
+  expect_equal(ratio$missing, "mininet")
+  expect_match(ratio$message, "the mininet / ns3 ratio needs both sides, and there are no mininet results for p/emu",
+               fixed = TRUE)
+})
+
+test_that("a ratio with both sides but no valid pair is absent for that reason", {
+  ratio <- describe_backend_comparison(ratio_item, c("ns3", "mininet"), c("mininet", "ns3"), rows_of()[0, ])
+  expect_equal(ratio$status, "absent")
+  expect_length(ratio$missing, 0)
+  expect_match(ratio$message, "no valid mininet run pairs with a valid ns3 run")
+})
+
+test_that("an all-backends figure with one backend is one-sided and names the missing one", {
+  one <- describe_backend_comparison(all_item, c("ns3", "mininet"), "ns3", rows_of("ns3"))
+  expect_equal(one$status, "one_sided")
+  expect_equal(one$shown, "ns3")
+  expect_equal(one$missing, "mininet")
+  expect_match(one$message, "ns3 only (no mininet results for p/emu)", fixed = TRUE)
+  # results, but every mininet run invalid: not missing, yet not shown
+  invalid <- describe_backend_comparison(all_item, c("ns3", "mininet"), c("ns3", "mininet"), rows_of("ns3"))
+  expect_equal(invalid$status, "one_sided")
+  expect_equal(invalid$no_valid_run, "mininet")
+  expect_match(invalid$message, "no valid mininet run")
+  none <- describe_backend_comparison(all_item, c("ns3", "mininet"), character(), rows_of()[0, ])
+  expect_equal(none$status, "absent")
+})
+
+test_that("the backends to compare come from the scenario, which must list them", {
+  expect_equal(compared_backends(all_item, list("ns3", "mininet")), c("ns3", "mininet"))
+  expect_equal(compared_backends(ratio_item, NULL), c("mininet", "ns3"))
+  expect_error(compared_backends(all_item, NULL), "backends of p/emu must be known")
+})
+
+test_that("a backend ratio with a missing side is an empty table, not an error", {
+  item <- c(ratio_item, list(metrics = list(list(metric = "system_goodput_bps")), x = "flows"))
+  metrics <- tibble::tibble(scenario = "p/emu", backend = "ns3", series = "ncq", point = "x", seed = 1:3, flows = 10,
+                            metric = "system_goodput_bps", value = 1, n_censored = 0L)
+  loaded <- list(ns3 = list(`p/emu` = list(metrics = metrics, sweep_vars = "flows")))
+  expect_message(table <- summarise_backend_ratio_vs_x(item, loaded), "mininet has no results for p/emu")
+  expect_equal(nrow(table), 0)
+  expect_equal(names(table), summary_columns())
+})

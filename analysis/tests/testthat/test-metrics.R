@@ -1,0 +1,94 @@
+# The metric registry (analysis/R/metrics.R) against the code that computes
+# the metrics, their tests and the specs that name them.
+
+test_that("registered names are unique, snake_case, with the unit in the name where there is one", {
+  expect_false(anyDuplicated(metric_registry$name) > 0)
+  expect_true(all(grepl("^[a-z][a-z0-9_]*$", metric_registry$name)))
+  suffix_unit <- c(`_s$` = "s", `_bps$` = "bit/s", `_pkts$` = "packets")
+  for (suffix in names(suffix_unit)) {
+    named <- grepl(suffix, metric_registry$name)
+    expect_equal(metric_registry$unit[named], rep(suffix_unit[[suffix]], sum(named)), label = suffix)
+  }
+  expect_true(all(unlist(strsplit(metric_registry$keys, " ")) %in% metric_key_columns))
+})
+
+test_that("every registered metric's function exists and a test-metric-*.R file tests it", {
+  tests <- unlist(lapply(list.files(".", pattern = "^test-metric-.*\\.R$"), readLines))
+  for (fn in unique(metric_registry$computed_by)) {
+    expect_true(exists(fn, mode = "function"), label = sprintf("%s exists", fn))
+    expect_true(any(grepl(paste0("\\b", fn, "\\("), tests)), label = sprintf("a test-metric-*.R file calls %s", fn))
+  }
+})
+
+# A run with every kind of data: two classes with weights, bulk and UDP
+# groups, a queues and a packets table of two traced queues.
+every_kind_of_run <- function() {
+  flows <- make_flows(series = "w", seed = 1L, flow_id = 0:3, cls = c(0L, 0L, 1L, 1L),
+                      group = c("bulk", "bulk", "voice", "voice"), app = c("bulk", "bulk", "voip", "voip"),
+                      bytes_delivered = 1e6, start_s = 0, end_s = c(2, NA, 4, 4), sim_end_s = 8,
+                      tx_packets = c(NA, NA, 100, 100), rx_packets = c(NA, NA, 90, 100),
+                      lost_packets = c(NA, NA, 10, 0), delay_mean_s = c(NA, NA, 0.01, 0.02),
+                      delay_max_s = c(NA, NA, 0.05, 0.03))
+  keys <- tibble::tibble(scenario = "test/s", backend = "ns3", series = "w", point = "p", seed = 1L)
+  list(
+    flows = flows,
+    runs = dplyr::mutate(keys, valid = TRUE),
+    sweep_vars = character(),
+    scenario = list(series = list(w = list(params = list(classes = 2, weights_bytes = "1:1")))),
+    queues = dplyr::bind_cols(keys, tibble::tibble(time_s = 1, queue = c("hop1:r0", "hop2:r1"), band = 0L,
+                                                   backlog_pkts = c(3, 5))),
+    packets = dplyr::bind_cols(keys, tibble::tibble(time_s = 1, queue = c("hop1:r0", "hop2:r1"), event = "deq",
+                                                    band = 0L, sojourn_s = c(0.01, 0.02)))
+  )
+}
+
+test_that("every metric computed per run is registered, with the keys the registry gives it", {
+  metrics <- compute_run_metrics(every_kind_of_run())
+  per_run <- setdiff(metric_registry$name, "tasks_completed") # a time series (summarise_tasks_over_time)
+  expect_setequal(unique(metrics$metric), per_run)
+  for (name in per_run) {
+    rows <- metrics[metrics$metric == name, ]
+    keyed <- metric_key_columns[purrr::map_lgl(metric_key_columns, function(k) any(!is.na(rows[[k]])))]
+    # avg_fct_s / worst_fct_s also have the all-flows row (group NA)
+    expect_equal(keyed, metric_keys(name), label = name)
+  }
+})
+
+test_that("a spec's metric must be registered and may only name the keys it has", {
+  expect_error(metric_selector(list(metric = "avg_fct_noncongestive_s"), "x.yaml: items[1]"),
+               "x.yaml: items\\[1\\]: metric `avg_fct_noncongestive_s` must be registered")
+  expect_error(metric_selector(list(metric = "system_goodput_bps", group = "a"), "w"),
+               "has no `group` \\(its rows are keyed by nothing")
+  expect_error(metric_selector(list(metric = "loss_ratio", band = 0), "w"), "keyed by `group`")
+  selector <- metric_selector(list(metric = "mean_backlog_pkts", band = 0, label = "class 0"), "w")
+  expect_equal(metric_selector_id(selector), "mean_backlog_pkts[band=0]")
+})
+
+test_that("a selector picks its part of the run; a key left out means over all of them", {
+  metrics <- compute_run_metrics(every_kind_of_run())
+  all_flows <- select_metric_rows(metrics, list(metric = "avg_fct_s"), "t")
+  expect_equal(nrow(all_flows), 1)
+  expect_true(is.na(all_flows$group))
+  expect_equal(all_flows$value, 5) # tasks 2 s and 8 s (censored): mean 5
+  voice <- select_metric_rows(metrics, list(metric = "loss_ratio", group = "voice"), "t")
+  expect_equal(voice$value, 10 / 200)
+  hop2 <- select_metric_rows(metrics, list(metric = "mean_backlog_pkts", band = 0, queue = "hop2:r1"), "t")
+  expect_equal(hop2$value, 5)
+  # two traced queues: a band alone does not say which
+  expect_error(select_metric_rows(metrics, list(metric = "mean_backlog_pkts", band = 0), "figure f"),
+               "figure f: metric `mean_backlog_pkts` is computed for several queues \\(hop1:r0, hop2:r1\\)")
+  expect_equal(nrow(select_metric_rows(metrics, list(metric = "loss_ratio", group = "nobody"), "t")), 0)
+})
+
+test_that("every metric the paper specs and claims files name is registered", {
+  papers <- sub("\\.yaml$", "", list.files(file.path("..", "..", "papers"), pattern = "\\.yaml$"))
+  expect_true(length(papers) >= 2)
+  for (paper in papers) {
+    spec <- read_paper_spec(file.path("..", ".."), paper) # stops on an unregistered metric
+    claims <- read_claims(file.path("..", "..", "claims", paste0(paper, ".yaml")))
+    named <- c(unlist(purrr::map(figure_items(spec), function(item) {
+      if (item$kind == "tasks_over_time") character() else purrr::map_chr(item_selectors(item), "metric")
+    })), unlist(purrr::map(claims, "metric")))
+    expect_true(all(named %in% metric_registry$name), label = paper)
+  }
+})
