@@ -88,10 +88,12 @@ def plan_digest(wildcards):
 
 
 def scenario_graph_text(wildcards):
-    """The graph and flows of a scenario's first run on a backend (graph.json)."""
+    """The plan of a scenario's first run on a backend (graph.json): the
+    topology drawings are made from its graph; it says which run it is."""
     scenario = f"{wildcards.paper}/{wildcards.name}"
-    job = next(j for j in JOBS if j.scenario == scenario and j.backend == wildcards.backend)
-    return sc.plan_json({k: job.spec[k] for k in ("nodes", "links", "routes", "flows", "trace")})
+    job = min((j for j in JOBS if j.scenario == scenario and j.backend == wildcards.backend),
+              key=lambda j: (j.series, j.point, j.seed))
+    return sc.plan_json(job.spec)
 
 
 def runs_of_scenario(wildcards):
