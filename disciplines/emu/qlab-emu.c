@@ -468,9 +468,15 @@ static void emu_arrival(struct link *l, struct pkt *p)
 	classify(l, p, &qp);
 	if (link_arrival(l, p, &qp, &d, err, sizeof(err))) {
 		/* The replay stops here; an emulator must keep going: count it. */
-		if (l->rejected++ == 0)
-			fprintf(stderr, "qlab-emu: %s: packet cls=%u prec=%u rejected: %s\n",
-				l->name, qp.cls, qp.prec, err);
+		if (l->rejected++ == 0) {
+			const struct iphdr *ip = (const struct iphdr *)(p->data + ETH_HLEN);
+			char src[INET_ADDRSTRLEN], dst[INET_ADDRSTRLEN];
+
+			inet_ntop(AF_INET, &ip->saddr, src, sizeof(src));
+			inet_ntop(AF_INET, &ip->daddr, dst, sizeof(dst));
+			fprintf(stderr, "qlab-emu: %s: packet %s -> %s protocol %u cls=%u prec=%u rejected: %s\n",
+				l->name, src, dst, ip->protocol, qp.cls, qp.prec, err);
+		}
 		free(p);
 	} else if (d.verdict == QCORE_DROP) {
 		free(p);
