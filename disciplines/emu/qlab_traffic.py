@@ -114,6 +114,7 @@ def tcp_sink(spec: dict, end_ns: int, out: str) -> None:
             write_json(out, state)  # the goal: the runner polls for it
         while conn.recv(1 << 16):
             pass
+        conn.close()  # the sender waits for it before it reads its counters
         signal.pause()
     except Stop:
         pass
