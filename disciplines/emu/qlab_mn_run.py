@@ -58,8 +58,8 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 STATE_DIR = Path("/run/qlab-mn")
@@ -228,8 +228,7 @@ def start_reaper(tag: str, watch_launcher: bool) -> subprocess.Popen:
 # the plan as a dumbbell
 
 
-@dataclass
-class Dumbbell:
+class Dumbbell(NamedTuple):
     """What the run builds from a plan (qlab.backends.mininet refuses other plans first)."""
 
     link: dict             # the bottleneck
