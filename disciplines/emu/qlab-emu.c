@@ -1049,19 +1049,21 @@ static const char decisions_header[] = "t_ns,op,pkt,verdict,band,reason";
 static void print_decision(struct link *l, enum queue_event ev, u64 t, const struct pkt *p,
 			   u8 band, u8 reason)
 {
-	static const char *const fmt[] = {
-		[QEV_QUEUED] = "%" U64F ",enq,%" U64F ",queued,%u,%s\n",
-		[QEV_MARKED] = "%" U64F ",enq,%" U64F ",marked,%u,%s\n",
-		[QEV_DROPPED] = "%" U64F ",enq,%" U64F ",dropped,%u,%s\n",
-		[QEV_SENT] = "%" U64F ",deq,%" U64F ",sent,%u,%s\n",
-		[QEV_HEAD_DROP] = "%" U64F ",drop_head,%" U64F ",dropped,%u,%s\n",
+	static const char *const op[] = {
+		[QEV_QUEUED] = "enq", [QEV_MARKED] = "enq", [QEV_DROPPED] = "enq",
+		[QEV_SENT] = "deq", [QEV_HEAD_DROP] = "drop_head",
+	};
+	static const char *const verdict[] = {
+		[QEV_QUEUED] = "queued", [QEV_MARKED] = "marked", [QEV_DROPPED] = "dropped",
+		[QEV_SENT] = "sent", [QEV_HEAD_DROP] = "dropped",
 	};
 
 	(void)l;
 	if (ev == QEV_EMPTY)
 		printf("%" U64F ",deq,-1,empty,,\n", t);
 	else
-		printf(fmt[ev], t, p->id, band, qcore_reason_names[reason]);
+		printf("%" U64F ",%s,%" U64F ",%s,%u,%s\n", t, op[ev], p->id, verdict[ev], band,
+		       qcore_reason_names[reason]);
 }
 
 static char g_row_name[48];
