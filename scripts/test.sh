@@ -24,8 +24,8 @@ bash disciplines/ns3/tests/test_typed.sh build/ns3
 step "Linux qdiscs: modules and tc plugins, tested in a VM booting Debian's kernel"
 bash disciplines/linux/tests/run.sh
 
-step "emulation: qlab-emu build, Ansible lint"
-make -s -C disciplines/emu
+step "emulation: qlab-emu build, the golden vectors through its queue, Ansible lint"
+make -s -C disciplines/emu test
 PATH="$PWD/$VENV/bin:$PATH" ansible-lint --offline -q roles/emu_preflight roles/emu_host roles/emu_run playbooks/run-job.yml
 
 step "R: analysis (testthat)"

@@ -1,6 +1,8 @@
-"""The mininet backend: qlab-emu between network namespaces, the Mininet run
-helper, its cleanup after a kill, and the whole path Snakemake -> Ansible ->
-Mininet -> qlab-emu -> traces.
+"""The mininet backend: qlab-emu between network namespaces (and its replay
+of the core's golden vectors), the Mininet runner on resolved plans, its
+cleanup after a kill, `qlab run-job` on a mininet plan (plan -> Ansible ->
+Mininet -> qlab-emu -> raw facts -> finalised traces), plans the backend
+refuses before anything runs, and the whole workflow.
 
 Needs root, Debian's Mininet (/usr/bin/python3) and a C compiler; skipped
 otherwise. Every namespace, interface and process a test makes carries a
@@ -9,6 +11,7 @@ random tag and is removed in the test's teardown.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import importlib.util
 import json
@@ -24,16 +27,21 @@ from pathlib import Path
 
 import pytest
 
-from qlab import traces
+from qlab import core, finalise, paths, traces
+from qlab import plan as plans
+from qlab.backends.mininet import MininetBackend
 
-from .conftest import REPO
+from .conftest import REPO, needs
 
 EMU_DIR = REPO / "disciplines" / "emu"
 EMU = REPO / "build" / "emu" / "qlab-emu"
 TRAFFIC = EMU_DIR / "qlab_traffic.py"
 HELPER = EMU_DIR / "qlab_mn_run.py"
 DEBIAN_PY = "/usr/bin/python3"
+QLAB = Path(sys.executable).parent / "qlab"
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+MS = 1_000_000
+S = 1_000_000_000
 
 
 def _have_mininet() -> bool:
@@ -66,6 +74,53 @@ def emu() -> Path:
     return EMU
 
 
+TCP = {"variant": "NewReno", "sack": False, "timestamps": False, "window_scaling": False,
+       "initial_cwnd_segments": 2, "delayed_ack_count": 1, "min_rto_ns": 200 * MS,
+       "syn_timeout_ns": 1 * S, "rcv_buf_bytes": 131072, "snd_buf_bytes": 131072}
+
+
+def udp_flow(flow_id: int, *, src_port: int, dst_port: int, rate_bps: int, pkt_bytes: int,
+             periods_ns: list[list[int]], tos: int = 0) -> dict:
+    """A UDP flow of a plan (docs/jobs.md), its schedule worked out as qlab does."""
+    interval = plans.udp_interval_ns(pkt_bytes, rate_bps)
+    return {"flow_id": flow_id, "app": "cbr", "group": "udp", "src": "s1", "dst": "d0",
+            "src_port": src_port, "dst_port": dst_port, "tos": tos, "cls": tos >> 5, "prec": (tos >> 3) & 3,
+            "start_ns": periods_ns[0][0], "pkt_bytes": pkt_bytes, "rate_bps": rate_bps,
+            "interval_ns": interval, "on_periods_ns": periods_ns,
+            "packets": plans.udp_packets(periods_ns, interval)}
+
+
+# ---------------------------------------------------------------------------
+# qlab-emu's queue against the core's golden vectors; the runner's parameter text
+
+
+def test_emu_replays_every_golden_vector(emu):
+    """`make -C disciplines/emu test`: every case of disciplines/core/golden
+    through `qlab-emu --replay`, byte for byte."""
+    proc = subprocess.run(["make", "-s", "-C", str(EMU_DIR), "test"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    cases = {f"{p.parent.name}/{p.name.removesuffix('.events.csv')}"
+             for p in (REPO / "disciplines" / "core" / "golden").glob("*/*.events.csv")}
+    assert len(cases) > 40
+    assert cases <= set(re.findall(r"^ok   (\S+)$", proc.stdout, re.M))
+    assert re.search(r"^\d+ passed, 0 failed$", proc.stdout, re.M)
+
+
+def test_runner_param_text_is_the_cores(emu):
+    """The runner's typed -> text mapping (it cannot import qlab) agrees with
+    qlab.core's, and qlab-emu accepts every discipline's typed defaults so written."""
+    extra = {"ppm": [0.05, 1e-06, 0.5, 1, 0.123456], "u32_list": [[1], [3, 1, 2]], "bool": [True, False]}
+    for d in core.registry()["disciplines"]:
+        typed = core.typed_params(d["name"], {})
+        for p in d["params"]:
+            for value in [typed[p["name"]], *extra.get(p["kind"], [])]:
+                assert helper.param_text(value) == core.param_text(p, value), (d["name"], p["name"], value)
+        args = [a for name, v in sorted(typed.items()) for a in ("--param", f"{name}={helper.param_text(v)}")]
+        proc = subprocess.run([str(emu), "--replay", d["name"], *args], input="t_ns,op,len,cls,prec,flow\n",
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, (d["name"], proc.stderr)
+
+
 # ---------------------------------------------------------------------------
 # qlab-emu alone: sender namespace -- middle (qlab-emu) -- receiver namespace
 
@@ -85,12 +140,13 @@ class Wire:
             f"ip link set {t}b0 netns {t}b", f"ip link set {t}mb netns {t}m",
             f"ip -n {t}a addr add 10.9.0.1/24 dev {t}a0", f"ip -n {t}b addr add 10.9.0.2/24 dev {t}b0",
         ]
+        for ns in "amb":
+            cmds += [f"ip -n {t}{ns} link set lo up",
+                     f"ip netns exec {t}{ns} sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+                     "net.ipv6.conf.default.disable_ipv6=1 net.ipv4.igmp_link_local_mcast_reports=0"]
         for ns, dev in (("a", "a0"), ("b", "b0"), ("m", "ma"), ("m", "mb")):
             cmds += [f"ip -n {t}{ns} link set {t}{dev} up",
                      f"ip netns exec {t}{ns} ethtool -K {t}{dev} tso off gso off gro off tx off rx off"]
-        for ns in "amb":
-            cmds += [f"ip -n {t}{ns} link set lo up",
-                     f"ip netns exec {t}{ns} sysctl -qw net.ipv6.conf.all.disable_ipv6=1"]
         for c in cmds:
             subprocess.run(c.split(), check=True, capture_output=True)
 
@@ -117,68 +173,79 @@ def wire():
     assert w.tag not in leftover
 
 
-def run_emu(wire: Wire, emu: Path, tmp: Path, args: list[str], traffic) -> dict:
+def run_emu(wire: Wire, emu: Path, tmp: Path, args: list[str], traffic=None, flows: list[dict] = ()) -> dict:
     """qlab-emu in the middle for the duration of traffic(); returns its summary."""
-    (tmp / "flowmap").write_text("10.9.0.1 7\n")
-    epoch = time.time_ns() + 200_000_000
+    (tmp / "flowmap").write_text("".join(
+        f"{'tcp' if f['app'] == 'bulk' else 'udp'} 10.9.0.1 {f['src_port']} 10.9.0.2 {f['dst_port']} "
+        f"{f['flow_id']}\n" for f in flows))
+    epoch = time.time_ns() + 200 * MS
     p = wire.popen("m", [str(emu), "--if-a", f"{wire.tag}ma", "--if-b", f"{wire.tag}mb",
-                         "--epoch-ns", str(epoch), "--flowmap", str(tmp / "flowmap"),
-                         "--queues", str(tmp / "queues.csv"), "--packets", str(tmp / "packets.csv"),
+                         "--epoch-ns", str(epoch), "--flowmap", str(tmp / "flowmap"), "--queue-id", "wire:a",
+                         "--queues", str(tmp / "queue_facts.csv"), "--packets", str(tmp / "packet_facts.csv"),
                          "--summary", str(tmp / "summary.json"), "--ready", str(tmp / "ready"),
                          "--rt-priority", "50", *args])
     deadline = time.monotonic() + 5
     while not (tmp / "ready").exists():
         assert p.poll() is None and time.monotonic() < deadline, "qlab-emu did not start"
         time.sleep(0.01)
-    traffic()
-    p.send_signal(signal.SIGTERM)
+    if traffic is not None:
+        traffic()
+        p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=10) == 0
     return json.loads((tmp / "summary.json").read_text())
 
 
-def check_tables(tmp: Path) -> None:
-    """The emulator's tables pass the trace validator's table rules."""
-    for table in ("queues", "packets"):
-        plain = tmp / f"{table}.csv"
-        (tmp / f"{table}.csv.gz").write_bytes(traces.gzip_bytes(plain.read_bytes()))
-        problems, rows = traces.check_table(tmp / f"{table}.csv.gz", table)
+def facts(tmp: Path) -> tuple[list[dict], list[dict]]:
+    """The emulator's queue and packet facts, which pass the raw-facts rules."""
+    out = []
+    for table in ("queue_facts", "packet_facts"):
+        problems, rows = traces.check_table(tmp / f"{table}.csv", table, raw=True)
         assert not problems, problems
-        if table == "queues":
-            assert not traces._check_queues(tmp / "queues.csv.gz", rows)
+        out.append(rows)
+    assert not traces.check_queue_rows(tmp / "queue_facts.csv", out[0], "time_ns")
+    return out[0], out[1]
 
 
-def udp_flow(wire: Wire, tmp: Path, *, rate_bps: float, pkt_bytes: int, seconds: float, tos: int = 0) -> dict:
-    sink = wire.popen("b", [sys.executable, str(TRAFFIC), "udp-sink", "--port", "6001",
-                            "--out", str(tmp / "sink.json")])
-    while not (tmp / "sink.json.listening").exists():
-        time.sleep(0.01)
-    epoch = time.time_ns() + 100_000_000
-    send = wire.popen("a", [sys.executable, str(TRAFFIC), "udp-send", "--dst", "10.9.0.2", "--port", "6001",
-                            "--pkt-bytes", str(pkt_bytes), "--rate-bps", str(rate_bps),
-                            "--periods", json.dumps([[0.0, seconds]]), "--tos", str(tos),
-                            "--epoch-ns", str(epoch), "--out", str(tmp / "send.json")])
-    while not (tmp / "send.json").exists():
-        assert send.poll() is None
+def run_flows(wire: Wire, tmp: Path, flows: list[dict]) -> dict[int, dict]:
+    """Every flow's sink in b and sender in a, until the last sender is done."""
+    epoch = time.time_ns() + 300 * MS
+    times = ["--epoch-ns", str(epoch), "--end-ns", str(60 * S)]
+    sinks, sends = [], []
+    for f in flows:
+        spec = tmp / f"flow-{f['flow_id']}.json"
+        spec.write_text(json.dumps({"flow": f, "dst_address": "10.9.0.2", "tcp": TCP}))
+        sinks.append(wire.popen("b", [sys.executable, str(TRAFFIC), "sink", "--flow", str(spec), *times,
+                                      "--out", str(tmp / f"sink-{f['flow_id']}.json")]))
+    for f in flows:
+        while not (tmp / f"sink-{f['flow_id']}.json.listening").exists():
+            time.sleep(0.01)
+        sends.append(wire.popen("a", [sys.executable, str(TRAFFIC), "send", "--flow",
+                                      str(tmp / f"flow-{f['flow_id']}.json"), *times,
+                                      "--out", str(tmp / f"send-{f['flow_id']}.json")]))
+    deadline = time.monotonic() + 20
+    while not all((tmp / f"send-{f['flow_id']}.json").exists() for f in flows):
+        assert all(p.poll() is None for p in sends) and time.monotonic() < deadline
         time.sleep(0.05)
     time.sleep(0.3)  # the queue drains (<= 40 packets at 10 Mb/s) and the last delay passes
-    for p in (send, sink):
+    for p in (*sends, *sinks):
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=5)
-    return {"send": json.loads((tmp / "send.json").read_text()),
-            "sink": json.loads((tmp / "sink.json").read_text())}
+    return {f["flow_id"]: {"send": json.loads((tmp / f"send-{f['flow_id']}.json").read_text()),
+                           "sink": json.loads((tmp / f"sink-{f['flow_id']}.json").read_text()),
+                           "epoch": epoch} for f in flows}
 
 
 def test_emu_rate_delay_and_buffer(wire, emu, tmp_path):
     """12 Mb/s of 1000-byte datagrams into a 10 Mb/s, 10 ms, 40-packet DropTail link."""
+    flow = udp_flow(7, src_port=10000, dst_port=6001, rate_bps=12_000_000, pkt_bytes=1000,
+                    periods_ns=[[0, 1500 * MS]])
     res = {}
-
-    def traffic():
-        res.update(udp_flow(wire, tmp_path, rate_bps=12e6, pkt_bytes=1000, seconds=1.5))
-
     s = run_emu(wire, emu, tmp_path, ["--rate-bps", "10000000", "--delay-ns", "10000000",
-                                      "--disc", "droptail", "--param", "limit_pkts=40"], traffic)
-    tx, rx = res["send"]["tx"], res["sink"]["rx"]
-    assert tx == 2250
+                                      "--disc", "droptail", "--param", "limit_pkts=40"],
+                lambda: res.update(run_flows(wire, tmp_path, [flow])), [flow])
+    tx, rx = res[7]["send"]["tx_packets"], res[7]["sink"]["rx_packets"]
+    assert tx == flow["packets"] == 2250
+    assert res[7]["sink"]["rx_bytes"] == rx * (1000 - 28)
     tx_time_s = 1000 * 8 / 10e6
     # Delivered: what the link serves in 1.5 s plus the buffer's content (the
     # first packets find an idle link: + 1).
@@ -192,69 +259,89 @@ def test_emu_rate_delay_and_buffer(wire, emu, tmp_path):
     # (The sender stamps a datagram just before sendto(); on a loaded machine
     # it may be descheduled in between, so the receiver's maximum is loose.)
     min_delay = 0.010 + tx_time_s
-    delay_max_s = res["sink"]["delay_max_ns"] / 1e9
+    delay_max_s = res[7]["sink"]["delay_max_ns"] / 1e9
     assert min_delay + 30 * tx_time_s <= delay_max_s <= min_delay + 40 * tx_time_s + 0.03
-    mean = res["sink"]["delay_sum_ns"] / rx / 1e9
+    mean = res[7]["sink"]["delay_sum_ns"] / rx / 1e9
     assert min_delay <= mean <= min_delay + 40 * tx_time_s + 1e-3
     assert fwd["added_delay"]["mean_s"] == pytest.approx(0.010, abs=2e-4)
     valid, reasons, _ = helper.fidelity(s)
     assert valid, reasons
-    check_tables(tmp_path)
-    with gzip.open(tmp_path / "packets.csv.gz", "rt") as f:
-        rows = [line.split(",") for line in f.read().splitlines()[1:]]
-    drops = [r for r in rows if r[2] == "drop"]
-    assert len(drops) == tx - rx and {r[7] for r in drops} == {"overflow"}
-    assert {r[5] for r in rows} == {"7"}  # flow id from the source address
-    assert {int(r[4]) for r in rows if r[2] == "enq"} == {1000}  # the IP length, no Ethernet header
+    queues, packets = facts(tmp_path)
+    assert {r["queue"] for r in queues + packets} == {"wire:a"}
+    assert queues[-1]["dropped_pkts"] == tx - rx and queues[-1]["backlog_pkts"] == 0
+    assert all(r["time_ns"] % (100 * MS) == 0 for r in queues[:-1])  # samples at k * interval
+    drops = [r for r in packets if r["event"] == "drop"]
+    assert len(drops) == tx - rx and {r["reason"] for r in drops} == {"overflow"}
+    assert {r["flow_id"] for r in packets} == {7}  # the flow id from the 5-tuple
+    assert {r["len_bytes"] for r in packets if r["event"] == "enq"} == {1000}  # IP length, no Ethernet
     # The model's own sojourn (virtual time): at most the 40 packets ahead.
-    sojourns = [float(r[6]) for r in rows if r[2] == "deq"]
-    assert 30 * tx_time_s <= max(sojourns) <= 40 * tx_time_s + 1e-9
+    sojourns = [r["sojourn_ns"] for r in packets if r["event"] == "deq"]
+    assert 30 * tx_time_s <= max(sojourns) / 1e9 <= 40 * tx_time_s + 1e-9
 
 
-def test_emu_classifies_tos_like_ns3(wire, emu, tmp_path):
-    """ToS 0x28 (cls 1, prec 1) lands in prio's band 1; prio rejects nothing here."""
-
-    def traffic():
-        udp_flow(wire, tmp_path, rate_bps=400e3, pkt_bytes=200, seconds=0.5, tos=1 << 5 | 1 << 3)
-
+def test_emu_classifies_tos_and_5_tuple_like_every_backend(wire, emu, tmp_path):
+    """Two flows from one host, apart only in ports and ToS: 0x28 (cls 1,
+    prec 1) lands in prio's band 1, 0x00 in band 0, each packet event carries
+    its own flow's id."""
+    flows = [udp_flow(3, src_port=10000, dst_port=6001, rate_bps=400_000, pkt_bytes=200,
+                      periods_ns=[[0, 500 * MS]], tos=1 << 5 | 1 << 3),
+             udp_flow(4, src_port=10001, dst_port=6002, rate_bps=400_000, pkt_bytes=300,
+                      periods_ns=[[0, 500 * MS]])]
     s = run_emu(wire, emu, tmp_path, ["--rate-bps", "10000000", "--disc", "prio", "--param", "bands=2"],
-                traffic)
+                lambda: run_flows(wire, tmp_path, flows), flows)
     assert s["forward"]["rejected_pkts"] == 0
-    rows = [line.split(",") for line in (tmp_path / "packets.csv").read_text().splitlines()[1:]]
-    assert rows and {r[3] for r in rows} == {"1"}
+    _, packets = facts(tmp_path)
+    enq = [r for r in packets if r["event"] == "enq"]
+    assert {(r["band"], r["flow_id"], r["len_bytes"]) for r in enq} == {(1, 3, 200), (0, 4, 300)}
+    assert len(enq) == flows[0]["packets"] + flows[1]["packets"]
+
+
+def test_emu_marks_ect_packets_and_drops_the_others(wire, emu, tmp_path):
+    """RED with ECN under overload: an ECT flow's packets are marked (CE), a
+    non-ECT flow's marks become AQM drops (qcore_mark_fallback)."""
+    ect = udp_flow(1, src_port=10000, dst_port=6001, rate_bps=6_000_000, pkt_bytes=1000,
+                   periods_ns=[[0, 1000 * MS]], tos=0x02)
+    plain = udp_flow(2, src_port=10001, dst_port=6002, rate_bps=6_000_000, pkt_bytes=1000,
+                     periods_ns=[[0, 1000 * MS]])
+    res = {}
+    red = [a for p in ("ecn=1", "min_pkts=2", "max_pkts=20", "max_p=0.5", "w_q=0.5", "limit_pkts=100")
+           for a in ("--param", p)]
+    s = run_emu(wire, emu, tmp_path, ["--rate-bps", "10000000", "--disc", "red", *red, "--seed", "3"],
+                lambda: res.update(run_flows(wire, tmp_path, [ect, plain])), [ect, plain])
+    _, packets = facts(tmp_path)
+    by = {fid: [(r["event"], r["reason"]) for r in packets if r["flow_id"] == fid] for fid in (1, 2)}
+    assert by[1].count(("mark", None)) > 10 and ("drop", "aqm") not in by[1]
+    assert by[2].count(("drop", "aqm")) > 10 and ("mark", None) not in by[2]
+    assert s["forward"]["marked_pkts"] == by[1].count(("mark", None))
+    # marked packets still arrive; the non-ECT flow lost its AQM drops
+    assert res[1]["sink"]["rx_packets"] == res[1]["send"]["tx_packets"] - by[1].count(("drop", "overflow"))
+    assert res[2]["sink"]["rx_packets"] == res[2]["send"]["tx_packets"] - sum(e == "drop" for e, _ in by[2])
+
+
+def test_emu_ends_by_itself_at_end_ns(wire, emu, tmp_path):
+    """--end-ns: the model stops at epoch + end; the last sample is exactly then."""
+    s = run_emu(wire, emu, tmp_path, ["--rate-bps", "10000000", "--end-ns", str(350 * MS)])
+    queues, packets = facts(tmp_path)
+    assert [r["time_ns"] for r in queues] == [0, 100 * MS, 200 * MS, 300 * MS, 350 * MS]
+    assert s["end_ns"] == 350 * MS and packets == []
 
 
 def test_emu_tcp_transfer(wire, emu, tmp_path):
     """A 500 kB TCP transfer with a 1000-byte MSS completes in about its transmission time."""
+    flow = {"flow_id": 0, "app": "bulk", "group": "bulk", "src": "s0", "dst": "d0", "src_port": 10000,
+            "dst_port": 5001, "tos": 0, "cls": 0, "prec": 0, "start_ns": 50 * MS, "seg_bytes": 1000,
+            "bytes": 500_000}
     res = {}
-
-    def traffic():
-        sink = wire.popen("b", [sys.executable, str(TRAFFIC), "tcp-sink", "--port", "5001",
-                                "--goal", "500000", "--mss", "1000", "--out", str(tmp_path / "sink.json")])
-        while not (tmp_path / "sink.json.listening").exists():
-            time.sleep(0.01)
-        start = time.time_ns() + 50_000_000
-        send = wire.popen("a", [sys.executable, str(TRAFFIC), "tcp-send", "--dst", "10.9.0.2",
-                                "--port", "5001", "--bytes", "500000", "--mss", "1000", "--tos", "0",
-                                "--start-ns", str(start),
-                                "--out", str(tmp_path / "send.json")])
-        deadline = time.monotonic() + 10
-        while not (tmp_path / "send.json").exists():
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        for p in (send, sink):
-            p.send_signal(signal.SIGTERM)
-            p.wait(timeout=5)
-        res["sink"] = json.loads((tmp_path / "sink.json").read_text())
-        res["send"] = json.loads((tmp_path / "send.json").read_text())
-        res["start"] = start
-
     run_emu(wire, emu, tmp_path, ["--rate-bps", "10000000", "--delay-ns", "5000000",
-                                  "--param", "limit_pkts=100"], traffic)
-    assert res["sink"]["delivered"] == 500000
-    fct = (res["sink"]["end_ns"] - res["start"]) / 1e9
+                                  "--param", "limit_pkts=100"],
+            lambda: res.update(run_flows(wire, tmp_path, [flow])), [flow])
+    sink, send = res[0]["sink"], res[0]["send"]
+    assert sink["rx_bytes"] == 500_000
+    fct = (sink["last_rx_ns"] - res[0]["epoch"] - flow["start_ns"]) / 1e9
     assert 0.4 < fct < 1.5, fct  # 0.4 s of transmission at 10 Mb/s plus slow start over a 10 ms RTT
-    assert res["send"]["tx_segments"] >= 500
+    assert send["tx_packets"] >= 500 and send["retx_packets"] <= send["tx_packets"]
+    _, packets = facts(tmp_path)
+    assert {r["flow_id"] for r in packets} == {0}  # SYN, data and FIN: the ACKs go the other way
 
 
 # ---------------------------------------------------------------------------
@@ -292,31 +379,113 @@ def test_fidelity_flags_an_unfaithful_run(change, words):
 
 
 # ---------------------------------------------------------------------------
-# Mininet: the helper, a kill mid-way, the next run
+# Mininet: plans the backend refuses, the runner, run-job, a kill mid-way
 
 
-def _job(tmp: Path, duration_s: float, task_bytes: int) -> Path:
-    job = {
-        "schema": "qlab-job/1", "scenario": "emutest/kill", "paper": "emutest", "backend": "mininet",
-        "series": "droptail", "point": "droptail", "point_values": {}, "seed": 1,
-        "duration_s": duration_s, "stop_when_done": True,
-        "topology": {"kind": "dumbbell", "access_rate_bps": 100_000_000, "access_delay_s": 0.001,
-                     "bottleneck_rate_bps": 10_000_000, "bottleneck_delay_s": 0.01},
-        "tcp": {"variant": "NewReno", "sack": False, "timestamps": False, "window_scaling": False,
-                "initial_cwnd_segments": 2, "delayed_ack_count": 1, "min_rto_s": 0.2, "syn_timeout_s": 1.0,
-                "rcv_buf_bytes": 131072, "snd_buf_bytes": 131072},
-        "discipline": {"kind": "droptail", "params": {"limit_pkts": "50"}},
-        "flows": [
-            {"flow_id": 0, "app": "bulk", "group": "bulk", "cls": 0, "prec": 0, "seg_bytes": 1000,
-             "bytes": task_bytes, "start_s": 0.05},
-            {"flow_id": 1, "app": "cbr", "group": "cbr", "cls": 1, "prec": 0, "pkt_bytes": 200,
-             "rate_bps": 100_000, "start_s": 0.1, "on_periods": [[0.1, 0.6]]},
-        ],
-        "trace": {"queue_sample_interval_s": 0.1, "packets": True},
+def _queue(kind: str, **params) -> dict:
+    return {"kind": kind, "params": core.typed_params(kind, params), "seed": 1}
+
+
+LOSSLESS = {"kind": "lossless"}
+
+
+def _link(a: str, b: str, *, rate_bps: int = 100_000_000, delay_ns: int = 1 * MS, queues=None,
+          link_id: str | None = None) -> dict:
+    return {"id": link_id or f"{a}-{b}", "a": a, "b": b, "rate_bps": rate_bps, "delay_ns": delay_ns,
+            "mtu_bytes": 1500, "queues": queues or {a: dict(LOSSLESS), b: dict(LOSSLESS)}}
+
+
+def small_plan(*, duration_ns: int, bulk_bytes: int, packets: bool = True) -> dict:
+    """A mininet dumbbell: NCQ at L (every kind of typed parameter), two bulk
+    flows between the same two hosts (apart in ports only) and a CBR flow of
+    class 1 from a second host, 10 Mb/s and 10 ms across, 1 ms access links."""
+    flows = [
+        {"flow_id": 0, "app": "bulk", "group": "bulk", "src": "s0", "dst": "d0", "src_port": 10000,
+         "dst_port": 5001, "tos": 0, "cls": 0, "prec": 0, "start_ns": 50 * MS, "seg_bytes": 1000,
+         "bytes": bulk_bytes},
+        {"flow_id": 1, "app": "bulk", "group": "bulk", "src": "s0", "dst": "d0", "src_port": 10001,
+         "dst_port": 5002, "tos": 0, "cls": 0, "prec": 0, "start_ns": 80 * MS, "seg_bytes": 500,
+         "bytes": 100_000},
+        udp_flow(2, src_port=10000, dst_port=5003, rate_bps=100_000, pkt_bytes=200,
+                 periods_ns=[[100 * MS, 600 * MS]], tos=1 << 5),
+    ]
+    doc = {
+        "schema": "qlab-plan/1", "scenario": "emutest/mininet", "paper": "emutest", "backend": "mininet",
+        "series": "ncq", "point": "ncq", "point_values": {}, "seed": 1, "duration_ns": duration_ns,
+        "stop_when_done": True, "udp_drain_ns": 1 * S, "tcp": TCP,
+        "nodes": [{"id": "L", "kind": "router", "address": "10.1.255.254", "prefix": "10.1.0.0/16"},
+                  {"id": "R", "kind": "router", "address": "10.2.255.254", "prefix": "10.2.0.0/16"},
+                  {"id": "s0", "kind": "host", "address": "10.1.0.1"},
+                  {"id": "s1", "kind": "host", "address": "10.1.0.2"},
+                  {"id": "d0", "kind": "host", "address": "10.2.0.1"}],
+        "links": [_link("s0", "L"), _link("s1", "L"), _link("R", "d0"),
+                  _link("L", "R", rate_bps=10_000_000, delay_ns=10 * MS, link_id="bottleneck",
+                        queues={"L": _queue("ncq", size_bytes=141, thresh=0.05, limit_pkts=50,
+                                            variant="journal", favor_acks=True),
+                                "R": dict(LOSSLESS)})],
+        "routes": [{"node": "L", "dst": "10.2.0.0/16", "link": "bottleneck"},
+                   {"node": "R", "dst": "10.1.0.0/16", "link": "bottleneck"}],
+        "flows": flows,
+        "trace": {"queue_sample_interval_ns": 100 * MS, "packets": packets, "queues": ["bottleneck:L"]},
     }
-    path = tmp / "job.json"
-    path.write_text(json.dumps(job))
+    assert plans.check(doc) == [] and MininetBackend().refuse(doc) == []
+    return doc
+
+
+def _write(tmp: Path, doc: dict, name: str = "plan.json") -> Path:
+    path = tmp / name
+    path.write_text(json.dumps(doc, sort_keys=True))
     return path
+
+
+def _parking_lot() -> dict:
+    """Valid, but not a dumbbell: r0 -hop1- r1 -hop2- r2, a discipline on each hop."""
+    doc = small_plan(duration_ns=10 * S, bulk_bytes=100_000)
+    doc["nodes"] = [{"id": "r0", "kind": "router", "address": "10.1.255.254", "prefix": "10.1.0.0/16"},
+                    {"id": "r1", "kind": "router", "address": "10.2.255.254"},
+                    {"id": "r2", "kind": "router", "address": "10.3.255.254", "prefix": "10.3.0.0/16"},
+                    {"id": "s0", "kind": "host", "address": "10.1.0.1"},
+                    {"id": "d0", "kind": "host", "address": "10.3.0.1"}]
+    doc["links"] = [_link("s0", "r0"), _link("r2", "d0"),
+                    _link("r0", "r1", rate_bps=10_000_000, link_id="hop1",
+                          queues={"r0": _queue("droptail"), "r1": dict(LOSSLESS)}),
+                    _link("r1", "r2", rate_bps=10_000_000, link_id="hop2",
+                          queues={"r1": _queue("droptail"), "r2": dict(LOSSLESS)})]
+    doc["routes"] = [{"node": "r0", "dst": "10.3.0.0/16", "link": "hop1"},
+                     {"node": "r1", "dst": "10.3.0.0/16", "link": "hop2"},
+                     {"node": "r1", "dst": "10.1.0.0/16", "link": "hop1"},
+                     {"node": "r2", "dst": "10.1.0.0/16", "link": "hop2"}]
+    doc["flows"] = doc["flows"][:1]
+    doc["trace"]["queues"] = ["hop1:r0", "hop2:r1"]
+    return doc
+
+
+def _access_delays_differ() -> dict:
+    doc = small_plan(duration_ns=10 * S, bulk_bytes=100_000)
+    doc["links"][1]["delay_ns"] = 5 * MS
+    return doc
+
+
+def _flow_within_one_side() -> dict:
+    doc = small_plan(duration_ns=10 * S, bulk_bytes=100_000)
+    doc["flows"][2]["dst"] = "s0"
+    return doc
+
+
+@pytest.mark.parametrize(("make", "field", "words"), [
+    (_parking_lot, "links", "builds a dumbbell"),
+    (_access_delays_differ, "links", "must all be equal"),
+    (_flow_within_one_side, "flows[2].dst", "through the discipline"),
+])
+def test_plans_the_backend_cannot_build_are_refused_before_anything_runs(tmp_path, make, field, words):
+    doc = make()
+    assert plans.check(doc) == []  # a valid plan, for another backend
+    log, out = tmp_path / "log", tmp_path / "res"
+    proc = subprocess.run([str(QLAB), "run-job", str(_write(tmp_path, doc)), "--out", str(out),
+                           "--log", str(log)], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert f"backend mininet cannot run it: {field}:" in proc.stderr and words in proc.stderr, proc.stderr
+    assert not log.exists() and not out.exists() and not list(tmp_path.glob(".res*"))  # nothing ran
 
 
 def _leftovers(tag: str) -> list[str]:
@@ -341,28 +510,69 @@ TIMING_ATTEMPTS = 3
 
 
 @needs_mininet
-def test_helper_run_writes_valid_tables(emu, tmp_path):
-    job = _job(tmp_path, 10, 300_000)
+def test_runner_writes_the_raw_facts_of_the_plan(emu, tmp_path):
+    doc = small_plan(duration_ns=10 * S, bulk_bytes=300_000)
+    plan_file = _write(tmp_path, doc)
     for attempt in range(TIMING_ATTEMPTS):
         out = tmp_path / f"out{attempt}"
-        proc = subprocess.run([DEBIAN_PY, str(HELPER), str(job), str(out), "--emu", str(emu)],
+        proc = subprocess.run([DEBIAN_PY, str(HELPER), str(plan_file), str(out), "--emu", str(emu)],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
-        facts = json.loads((out / "runner.json").read_text())
-        if facts["valid"]:
+        run = json.loads((out / "runner.json").read_text())
+        if run["valid"]:
             break
-    assert facts["all_completed"] is True and facts["valid"] is True, facts
-    tag = facts["emulator"]["tag"]
-    assert _leftovers(tag) == []
-    for table in ("flows", "queues", "packets"):
-        (out / f"{table}.csv.gz").write_bytes(traces.gzip_bytes((out / f"{table}.csv").read_bytes()))
-        problems, rows = traces.check_table(out / f"{table}.csv.gz", table)
-        assert not problems, problems
-        if table == "flows":
-            assert not traces._check_flows(out / "flows.csv.gz", rows, facts["sim_end_s"])
-            bulk, cbr = rows
-            assert bulk["bytes_delivered"] == 300_000 and bulk["fct_s"] > 0.24
-            assert cbr["tx_packets"] == 32 and cbr["rx_packets"] + cbr["lost_packets"] == 32  # 0.5 s / 16 ms
+    assert run["valid"] is True, run["invalid_reasons"]
+    assert _leftovers(run["emulator"]["tag"]) == []
+    problems, tables = finalise.check_raw(out, doc, run)
+    assert problems == []
+    assert run["end_ns"] >= 1600 * MS  # the CBR flow is done 1 s after its last period
+    rows = {r["flow_id"]: r for r in tables["flow_facts"]}
+    assert rows[0]["rx_bytes"] == 300_000 and rows[1]["rx_bytes"] == 100_000
+    assert rows[0]["first_rx_ns"] > 50 * MS and rows[1]["first_rx_ns"] > 80 * MS
+    assert rows[1]["tx_packets"] >= 200  # 500-byte segments
+    assert rows[2]["tx_packets"] == doc["flows"][2]["packets"] == 32  # 0.5 s / 16 ms
+    assert 0 < rows[2]["rx_packets"] <= 32 and rows[2]["delay_max_ns"] >= 12 * MS
+    # every packet through the discipline belongs to a flow of the plan (no
+    # IGMP or other host chatter), by its 5-tuple
+    packets = tables["packet_facts"]
+    assert {r["flow_id"] for r in packets} == {0, 1, 2}
+    assert {r["len_bytes"] for r in packets if r["flow_id"] == 2} == {200}
+    assert {r["queue"] for r in tables["queue_facts"] + packets} == {"bottleneck:L"}
+    summary = json.loads((out / "emu-summary.json").read_text())
+    assert summary["forward"]["discipline"] == "ncq" and summary["forward"]["rejected_pkts"] == 0
+    assert summary["forward"]["delay_s"] == pytest.approx(0.012)  # 10 ms + 2 x 1 ms access
+
+
+@needs_mininet
+def test_run_job_runs_a_mininet_plan_to_finalised_traces(emu, tmp_path):
+    """qlab run-job: the plan checked, Ansible -> the runner -> raw facts
+    checked and finalised, as for every backend."""
+    doc = small_plan(duration_ns=10 * S, bulk_bytes=300_000)
+    plan_file = _write(tmp_path, doc)
+    for attempt in range(TIMING_ATTEMPTS):
+        out = tmp_path / f"res{attempt}"
+        proc = subprocess.run([str(QLAB), "run-job", str(plan_file), "--out", str(out),
+                               "--log", str(tmp_path / "log")], cwd=REPO, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr + (tmp_path / "log").read_text(errors="replace")[-3000:]
+        run = json.loads((out / "run.json").read_text())
+        if run["valid"]:
+            break
+    assert run["valid"] is True, run["invalid_reasons"]
+    assert traces.check_dir(out) == []
+    assert run["backend"] == "mininet" and run["all_completed"] is True
+    assert run["discipline"] == {"kind": "ncq", "params": doc["links"][3]["queues"]["L"]["params"]}
+    assert run["versions"]["mininet"] and run["versions"]["qlab-emu"] and run["versions"]["ansible-core"]
+    assert run["fidelity"]["configured_rate_bps"] == 10_000_000
+    with gzip.open(out / "flows.csv.gz", "rt") as f:
+        flows = {int(r["flow_id"]): r for r in csv.DictReader(f)}
+    assert [flows[i]["completed"] for i in range(3)] == ["1", "1", "1"]
+    assert flows[0]["bytes_delivered"] == "300000" and float(flows[0]["fct_s"]) > 0.24
+    assert flows[2]["tx_packets"] == "32" and flows[2]["end_s"] == "0.600000000"
+    with gzip.open(out / "packets.csv.gz", "rt") as f:
+        assert {r["flow_id"] for r in csv.DictReader(f)} == {"0", "1", "2"}
+    assert sorted(p.name for p in out.iterdir()) == ["emu-summary.json", "flow_facts.csv.gz", "flows.csv.gz",
+                                                     "packets.csv.gz", "queues.csv.gz", "run.json"]
 
 
 @needs_mininet
@@ -370,8 +580,8 @@ def test_kill_mid_run_leaves_nothing_and_next_run_succeeds(emu, tmp_path):
     """SIGKILL the whole run (qlab run-job, ansible-playbook, the helper) while
     traffic flows; the reaper removes everything; the next run passes."""
     before = set(helper.STATE_DIR.glob("q*.json")) if helper.STATE_DIR.exists() else set()
-    job = _job(tmp_path, 60, 200_000_000)  # would run for a minute
-    proc = subprocess.Popen([sys.executable, "-m", "qlab", "run-job", str(job),
+    long_run = _write(tmp_path, small_plan(duration_ns=60 * S, bulk_bytes=200_000_000), "long.json")
+    proc = subprocess.Popen([sys.executable, "-m", "qlab", "run-job", str(long_run),
                              "--out", str(tmp_path / "res"), "--log", str(tmp_path / "log")],
                             cwd=REPO, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -405,9 +615,10 @@ def test_kill_mid_run_leaves_nothing_and_next_run_succeeds(emu, tmp_path):
 
     from qlab import runjob
 
+    short_run = _write(tmp_path, small_plan(duration_ns=10 * S, bulk_bytes=200_000), "short.json")
     for attempt in range(TIMING_ATTEMPTS):
         out = tmp_path / f"res-again{attempt}"
-        run = runjob.run_job(_job(tmp_path, 10, 200_000), out, tmp_path / "log2")
+        run = runjob.run_job(short_run, out, tmp_path / "log2")
         if run["valid"]:
             break
     assert run["valid"] is True and run["all_completed"] is True, run["invalid_reasons"]
@@ -419,6 +630,7 @@ def test_kill_mid_run_leaves_nothing_and_next_run_succeeds(emu, tmp_path):
 
 
 @needs_mininet
+@needs(paths.NS3_RUNNER)
 @pytest.mark.skipif(not SNAKEMAKE.exists(), reason="no snakemake in the venv")
 def test_snakemake_ansible_mininet_end_to_end(emu, tmp_path):
     """The ncq-conf/emu scenario (test profile: 10 flows, DropTail and NCQ,

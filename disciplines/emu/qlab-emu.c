@@ -3,7 +3,8 @@
  * qlab-emu - a userspace bottleneck between two interfaces (bump in the
  * wire), running any discipline of the qlab core (disciplines/core).
  *
- *	qlab-emu --if-a IFACE --if-b IFACE --epoch-ns T [options]
+ *	qlab-emu --if-a IFACE --if-b IFACE --rate-bps N [options]
+ *	qlab-emu --replay DISC [--param NAME=VALUE]... [--seed N] < events.csv > decisions.csv
  *
  * Frames entering on A leave on B through the forward link (the bottleneck
  * under test: rate, propagation delay, a core discipline); frames entering
@@ -16,15 +17,26 @@
  * delays a departure but never changes the queue's decisions; how late the
  * real departures are is what the fidelity statistics measure.
  *
- * Only IPv4 goes through the model; other frames (ARP, IPv6) are forwarded
- * at once and counted.  The core sees the IP total length (no Ethernet
- * header); cls/prec come from the ToS byte as in the ns-3 adapter
- * (cls = ToS >> 5, prec = (ToS >> 3) & 3).
+ * The code is in layers: the queue (a link's bands, its arrival and service
+ * paths, asking the core) knows nothing of sockets or clocks; the link's
+ * timing (transmitter, delay line) and the packet I/O sit on top of it.
+ * --replay feeds qcore-replay's events (disciplines/core/README.md, "Replay
+ * format") through that same queue and prints the same decision rows, so
+ * the golden vectors check the emulator's own queueing (tests/test_replay.sh).
  *
- * Outputs (forward link only, times relative to --epoch-ns, in seconds):
- * --queues FILE (docs/traces.md queues.csv), --packets FILE (packets.csv),
- * --summary FILE (JSON: counters and fidelity statistics of both links).
- * SIGTERM/SIGINT: a last queue sample, counters flushed, exit 0.
+ * Only IPv4 goes through the model; other frames (ARP, IPv6) are forwarded
+ * at once and counted.  The core sees what every adapter gives it, through
+ * the core's helpers: the IP total length (no Ethernet header), class,
+ * precedence and ECT from the ToS byte (qcore_pkt_set_tos), the 5-tuple's
+ * flow hash (qcore_flow_hash), a MARK on a non-ECT packet becoming a drop
+ * (qcore_mark_fallback).
+ *
+ * Outputs (forward link only; times in integer ns since --epoch-ns; the
+ * queue column is --queue-id): --queues FILE (docs/traces.md
+ * queue_facts.csv), --packets FILE (packet_facts.csv), --summary FILE
+ * (JSON: counters and fidelity statistics of both links).
+ * SIGTERM/SIGINT, or --end-ns reached: a last queue sample, files
+ * flushed, exit 0.
  *
  * Timing: a timerfd (CLOCK_REALTIME, absolute) wakes the loop --spin-ns
  * before the next departure; the rest is spun.  Timer slack is set to 1 ns.
@@ -60,15 +72,18 @@
 #include <unistd.h>
 
 #include "qcore.h"
+#include "qcore_usage.h"
 
-#define QLAB_EMU_VERSION "1.0"
+#define QLAB_EMU_VERSION "2.0"
 #define U64F PRIu64		/* u64 is uint64_t (qcore_compat.h) */
-#define NS_PER_S ((u64)1000000000)
 #define BATCH 64
 #define FRAME_MAX 65600		/* a whole GSO frame, should offloads be on */
 #define DEFAULT_SPIN_NS 50000
 #define LAT_BUCKETS 200001	/* 1 us histogram buckets up to 200 ms */
-#define MAX_FLOWMAP 4096
+#define MAX_FLOWMAP 65536
+#define MAX_PARAMS 64
+#define EXIT_USAGE 2		/* bad arguments or bad replay events (as qcore-replay) */
+#define EXIT_CONTRACT 3		/* a discipline broke the qcore contract (as qcore-replay) */
 
 static volatile sig_atomic_t g_stop;
 
@@ -78,7 +93,7 @@ static void on_signal(int sig)
 	g_stop = 1;
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
+static void __attribute__((noreturn, format(printf, 2, 3))) die(int status, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -87,7 +102,7 @@ static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt,
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(2);
+	exit(status);
 }
 
 static void *xcalloc(size_t n, size_t size)
@@ -95,7 +110,7 @@ static void *xcalloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
 	if (!p)
-		die("out of memory");
+		die(1, "out of memory");
 	return p;
 }
 
@@ -107,20 +122,49 @@ static u64 now_ns(void)
 	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
 }
 
+/*
+ * A decimal option or field, read by the core's parser (digits only, range
+ * checked, the same rules as a discipline's integer parameters).
+ */
+static int parse_dec(const char *name, const char *text, u64 min, u64 max, const char *unit,
+		     u64 *out, char *err, size_t errlen)
+{
+	struct qcore_param_desc d = {
+		.name = name, .kind = QCORE_PARAM_U64, .min = min, .max = max, .unit = unit,
+	};
+	struct qcore_param_value v;
+
+	memset(&v, 0, sizeof(v));
+	if (qcore_param_parse(&d, text, &v, err, errlen))
+		return -1;
+	*out = v.value;
+	return 0;
+}
+
+static u64 opt_dec(const char *name, const char *text, u64 min, u64 max, const char *unit)
+{
+	char err[QCORE_ERRLEN];
+	u64 v;
+
+	if (parse_dec(name, text, min, max, unit, &v, err, sizeof(err)))
+		die(EXIT_USAGE, "--%s", err);
+	return v;
+}
+
 /* ---- packets and FIFOs ---------------------------------------------------- */
 
 struct pkt {
 	struct pkt *next;
+	u64 id;			/* arrival number at its link, from 0 (dropped ones too) */
 	u64 arrival_ns;		/* virtual: kernel receive timestamp */
 	u64 deq_ns;		/* virtual: start of transmission */
 	u64 release_ns;		/* virtual: leaves the emulator */
 	u32 ip_len;		/* what the core sees */
-	u32 frame_len;
-	u32 tx_ns;		/* transmission time */
+	u32 frame_len;		/* 0: no frame (replay) */
+	u64 tx_ns;		/* transmission time */
 	int flow_id;		/* -1: not in the flow map */
 	u8 band;
 	u8 back_to_back;	/* dequeued the moment the previous left the transmitter */
-	u8 is_ip;
 	u8 data[];
 };
 
@@ -227,29 +271,48 @@ struct band_counters {
 	u64 enqueued, dequeued, dropped, marked;
 };
 
-struct link {
-	const char *name;	/* "forward" / "reverse" */
-	int in_fd, out_fd;	/* sockets: receive on in, send on out */
-	int out_ifindex;
-	u64 rate_bps;
-	u64 delay_ns;
-	u32 overhead_bytes;	/* added to the IP length for the transmission time */
+/* What the queue did, for whoever watches it (packet facts, replay rows). */
+enum queue_event {
+	QEV_QUEUED,		/* arrival queued in band */
+	QEV_MARKED,		/* arrival queued with a CE mark */
+	QEV_DROPPED,		/* arrival dropped (reason) */
+	QEV_SENT,		/* served: the head of band goes to the transmitter */
+	QEV_HEAD_DROP,		/* head of band dropped before a service (reason) */
+	QEV_EMPTY,		/* asked to serve, nothing to send (p is NULL) */
+};
 
+struct link;
+typedef void (*queue_observer)(struct link *l, enum queue_event ev, u64 t_ns,
+			       const struct pkt *p, u8 band, u8 reason);
+
+struct link {
+	const char *name;	/* "forward" / "reverse"; replay: the current row */
+
+	/* the queue: a discipline of the core and its bands */
 	const struct qcore_disc_ops *ops;
 	void *params, *vars, *stats;
 	u32 nbands;
 	struct qcore_rng rng;
 	struct fifo band[QCORE_MAX_BANDS];
 	struct band_counters cnt[QCORE_MAX_BANDS];
+	u64 arrivals;		/* packets offered so far (the next pkt id) */
+	u8 held;		/* the core left packets queued on an idle transmitter */
+	queue_observer observe;	/* NULL: nobody watches */
 
+	/* timing: transmitter and propagation */
+	u64 rate_bps;
+	u64 delay_ns;
+	u32 overhead_bytes;	/* added to the IP length for the transmission time */
 	struct fifo staged;	/* received, not yet processed (virtual time) */
 	struct fifo delay_line;	/* transmitted, waiting for release_ns */
-	struct fifo bypass;	/* non-IPv4 frames, sent at once */
 	u64 vt_ns;		/* virtual time of the last processed event */
 	u64 tx_busy_until_ns;
 	u64 backlog_since_ns;	/* when the band queues last became non-empty */
 
-	u64 rx_pkts, rx_bytes, non_ip, truncated, rejected, marked_noecn;
+	/* packet I/O */
+	int in_fd, out_fd;	/* sockets: receive on in, send on out */
+	struct fifo bypass;	/* non-IPv4 frames, sent at once */
+	u64 rx_pkts, rx_bytes, non_ip, truncated, rejected;
 	u64 sent_pkts, sent_bytes, send_retries, send_failed, bypass_sent;
 	u64 kernel_drops;
 	u64 retry_since_ns;
@@ -263,54 +326,18 @@ struct link {
 	double busy_bits, busy_actual_ns, busy_ideal_ns;
 
 	/* traces (forward link only) */
+	const char *queue_id;	/* the plan's LINK:NODE */
 	FILE *packets;
 	u64 seq;
 };
 
-static struct flowmap_entry {
-	u32 addr;		/* network order */
-	int flow_id;
-} g_flowmap[MAX_FLOWMAP];
-static int g_nflowmap;
-static u64 g_epoch_ns;
-
-static int flow_of(u32 saddr)
+static u32 total_backlog(const struct link *l)
 {
-	int i;
+	u32 b, n = 0;
 
-	for (i = 0; i < g_nflowmap; i++)
-		if (g_flowmap[i].addr == saddr)
-			return g_flowmap[i].flow_id;
-	return -1;
-}
-
-static void fmt_time(char *buf, size_t len, u64 t_ns)
-{
-	u64 rel = t_ns > g_epoch_ns ? t_ns - g_epoch_ns : 0;
-
-	snprintf(buf, len, "%" U64F ".%09" U64F, rel / NS_PER_S, rel % NS_PER_S);
-}
-
-static void log_event(struct link *l, u64 t_ns, const char *event, const struct pkt *p,
-		      int sojourn, const char *reason)
-{
-	char t[32], soj[32];
-
-	if (!l->packets)
-		return;
-	fmt_time(t, sizeof(t), t_ns);
-	if (sojourn) {
-		u64 s = t_ns - p->arrival_ns;
-
-		snprintf(soj, sizeof(soj), "%" U64F ".%09" U64F, s / NS_PER_S,
-			 s % NS_PER_S);
-	}
-	fprintf(l->packets, "%" U64F ",%s,%s,%u,%u,", l->seq++, t, event, p->band, p->ip_len);
-	if (p->flow_id >= 0)
-		fprintf(l->packets, "%d,", p->flow_id);
-	else
-		fputs("NA,", l->packets);
-	fprintf(l->packets, "%s,%s\n", sojourn ? soj : "NA", reason ? reason : "NA");
+	for (b = 0; b < l->nbands; b++)
+		n += l->band[b].n;
+	return n;
 }
 
 static void fill_views(const struct link *l, struct qcore_band_view *v)
@@ -328,114 +355,65 @@ static void fill_views(const struct link *l, struct qcore_band_view *v)
 	}
 }
 
-static u32 total_backlog(const struct link *l)
+static void observe(struct link *l, enum queue_event ev, u64 t, const struct pkt *p, u8 band,
+		    u8 reason)
 {
-	u32 b, n = 0;
-
-	for (b = 0; b < l->nbands; b++)
-		n += l->band[b].n;
-	return n;
+	if (l->observe)
+		l->observe(l, ev, t, p, band, reason);
 }
 
-/* Metadata the core sees, from the IPv4 header (ns-3 adapter's rules). */
-static int classify(struct pkt *p, struct qcore_pkt *qp)
-{
-	const struct iphdr *ip = (const struct iphdr *)(p->data + ETH_HLEN);
-	u32 ihl, h;
-
-	memset(qp, 0, sizeof(*qp));
-	ihl = (u32)ip->ihl * 4;
-	qp->len = p->ip_len;
-	qp->cls = ip->tos >> 5;
-	qp->prec = (ip->tos >> 3) & 3;
-	h = ip->saddr * 2654435761u ^ ip->daddr * 40503u ^ ip->protocol;
-	if (ip->protocol == IPPROTO_TCP && ihl >= 20 && p->ip_len >= ihl + 20 &&
-	    p->frame_len >= ETH_HLEN + ihl + 20 && !(ntohs(ip->frag_off) & 0x1fff)) {
-		const struct tcphdr *tcp = (const struct tcphdr *)((const u8 *)ip + ihl);
-		u32 doff = (u32)tcp->doff * 4;
-
-		h ^= ((u32)ntohs(tcp->source) << 16 | ntohs(tcp->dest)) * 2246822519u;
-		if (p->ip_len == ihl + doff && tcp->ack && !tcp->syn && !tcp->fin && !tcp->rst)
-			qp->flags |= QCORE_PKT_PURE_ACK;
-	} else if (ip->protocol == IPPROTO_UDP && p->frame_len >= ETH_HLEN + ihl + 8) {
-		const u8 *udp = (const u8 *)ip + ihl;
-
-		h ^= ((u32)udp[0] << 24 | (u32)udp[1] << 16 | (u32)udp[2] << 8 | udp[3]) * 2246822519u;
-	}
-	qp->flow_hash = h;
-	return 0;
-}
-
-/* ECN CE on an ECT packet, with the checksum recomputed; 0 if not ECT. */
-static int mark_ce(struct pkt *p)
-{
-	struct iphdr *ip = (struct iphdr *)(p->data + ETH_HLEN);
-	u32 sum = 0, i, ihl = (u32)ip->ihl * 4;
-	const u16 *w = (const u16 *)ip;
-
-	if ((ip->tos & 3) == 0)
-		return 0;
-	ip->tos |= 3;
-	ip->check = 0;
-	for (i = 0; i < ihl / 2; i++)
-		sum += w[i];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	ip->check = (u16)~sum;
-	return 1;
-}
-
-static void do_arrival(struct link *l, struct pkt *p)
+/*
+ * An arrival at the queue at p->arrival_ns with the core's view of it (qp):
+ * the decision, after the mark fallback, acted on and counted.  0 and the
+ * decision in *out: p now belongs to the queue when queued or marked, and
+ * is still the caller's when dropped.  -1 when the discipline cannot
+ * classify it (check_pkt; message in err): nothing happened.
+ */
+static int link_arrival(struct link *l, struct pkt *p, const struct qcore_pkt *qp,
+			struct qcore_decision *out, char *err, size_t errlen)
 {
 	struct qcore_band_view v[QCORE_MAX_BANDS];
-	struct qcore_pkt qp;
 	struct qcore_decision d;
-	char err[QCORE_ERRLEN];
 
+	if (l->ops->check_pkt && l->ops->check_pkt(l->params, qp, err, errlen))
+		return -1;
 	l->vt_ns = p->arrival_ns;
-	classify(p, &qp);
-	qp.now_ns = p->arrival_ns;
-	if (l->ops->check_pkt && l->ops->check_pkt(l->params, &qp, err, sizeof(err))) {
-		/* The ns-3 adapter stops here; an emulator must keep going: count it. */
-		if (l->rejected++ == 0)
-			fprintf(stderr, "qlab-emu: %s: packet cls=%u prec=%u rejected: %s\n",
-				l->name, qp.cls, qp.prec, err);
-		free(p);
-		return;
-	}
+	l->held = 0;
+	p->id = l->arrivals++;
 	fill_views(l, v);
-	d = l->ops->enqueue(l->params, l->vars, l->stats, &qp, v, &l->rng);
-	if (d.band >= l->nbands || d.reason >= QCORE_REASON__COUNT)
-		die("%s: the core returned band %u reason %u", l->ops->name, d.band, d.reason);
+	d = l->ops->enqueue(l->params, l->vars, l->stats, qp, v, &l->rng);
+	if (d.verdict > QCORE_DROP || d.band >= l->nbands || d.reason >= QCORE_REASON__COUNT ||
+	    (d.verdict == QCORE_DROP) != (d.reason != QCORE_REASON_NONE))
+		die(EXIT_CONTRACT, "%s: %s returned an invalid enqueue decision (verdict %u, band %u, reason %u)",
+		    l->name, l->ops->name, d.verdict, d.band, d.reason);
+	d = qcore_mark_fallback(d, qp);
 	p->band = d.band;
-	if (d.verdict == QCORE_MARK && !mark_ce(p)) {
-		d.verdict = QCORE_DROP;	/* as ns-3: a mark on a non-ECT packet drops it */
-		d.reason = QCORE_REASON_AQM;
-		l->marked_noecn++;
-	}
+	*out = d;
 	if (d.verdict == QCORE_DROP) {
 		l->cnt[d.band].dropped++;
-		log_event(l, p->arrival_ns, "drop", p, 0, qcore_reason_names[d.reason]);
-		free(p);
-		return;
+		observe(l, QEV_DROPPED, p->arrival_ns, p, d.band, d.reason);
+		return 0;
 	}
-	if (d.verdict == QCORE_MARK) {
+	if (d.verdict == QCORE_MARK)
 		l->cnt[d.band].marked++;
-		log_event(l, p->arrival_ns, "mark", p, 0, NULL);
-	}
 	if (total_backlog(l) == 0)
 		l->backlog_since_ns = p->arrival_ns;
 	fifo_push(&l->band[d.band], p);
 	l->cnt[d.band].enqueued++;
-	log_event(l, p->arrival_ns, "enq", p, 0, NULL);
+	observe(l, d.verdict == QCORE_MARK ? QEV_MARKED : QEV_QUEUED, p->arrival_ns, p, d.band, 0);
+	return 0;
 }
 
-/* The transmitter is free at t: ask the core, start one transmission. */
-static void do_dequeue(struct link *l, u64 t)
+/*
+ * The transmitter asks for a packet at t: the core's head drops (each
+ * reported), then the packet to send, or NULL.  Each head drop removes a
+ * packet, so backlog + 1 rounds always suffice; more means the discipline
+ * loops.
+ */
+static struct pkt *link_serve(struct link *l, u64 t)
 {
 	struct qcore_band_view v[QCORE_MAX_BANDS];
 	u32 rounds = total_backlog(l) + 1, i;
-	int b2b = l->tx_busy_until_ns == t && t > l->backlog_since_ns;
 
 	l->vt_ns = t;
 	for (i = 0; i < rounds; i++) {
@@ -444,31 +422,92 @@ static void do_dequeue(struct link *l, u64 t)
 
 		fill_views(l, v);
 		d = l->ops->dequeue(l->params, l->vars, v, t);
-		if (d.action == QCORE_DEQ_EMPTY)
-			return;
+		if (d.action == QCORE_DEQ_EMPTY) {
+			l->held = total_backlog(l) != 0;
+			observe(l, QEV_EMPTY, t, NULL, 0, 0);
+			return NULL;
+		}
+		if (d.action != QCORE_DEQ_SERVE && d.action != QCORE_DEQ_DROP_HEAD)
+			die(EXIT_CONTRACT, "%s: %s returned dequeue action %u", l->name, l->ops->name,
+			    d.action);
+		if (d.action == QCORE_DEQ_DROP_HEAD &&
+		    (d.reason == QCORE_REASON_NONE || d.reason >= QCORE_REASON__COUNT))
+			die(EXIT_CONTRACT, "%s: %s head drop without a valid reason (%u)", l->name,
+			    l->ops->name, d.reason);
 		if (d.band >= l->nbands || !l->band[d.band].n)
-			die("%s: the core chose empty or missing band %u", l->ops->name, d.band);
+			die(EXIT_CONTRACT, "%s: %s chose band %u, which is empty or does not exist",
+			    l->name, l->ops->name, d.band);
 		p = fifo_pop(&l->band[d.band]);
 		fill_views(l, v);
 		l->ops->dequeued(l->params, l->vars, l->stats, d.band, p->ip_len, t, v);
 		if (d.action == QCORE_DEQ_DROP_HEAD) {
 			l->cnt[d.band].dropped++;
-			log_event(l, t, "drop", p, 1, qcore_reason_names[d.reason]);
+			observe(l, QEV_HEAD_DROP, t, p, d.band, d.reason);
 			free(p);
 			continue;
 		}
 		l->cnt[d.band].dequeued++;
-		log_event(l, t, "deq", p, 1, NULL);
-		p->deq_ns = t;
-		p->tx_ns = (u32)(((u64)(p->ip_len + l->overhead_bytes) * 8ULL * 1000000000ULL +
-				  l->rate_bps - 1) / l->rate_bps);
-		p->back_to_back = (u8)b2b;
-		l->tx_busy_until_ns = t + p->tx_ns;
-		p->release_ns = l->tx_busy_until_ns + l->delay_ns;
-		fifo_push(&l->delay_line, p);
-		return;
+		observe(l, QEV_SENT, t, p, d.band, 0);
+		return p;
 	}
-	die("%s: the core asked for more head drops than packets queued", l->ops->name);
+	die(EXIT_CONTRACT, "%s: %s kept dropping heads of empty queues", l->name, l->ops->name);
+}
+
+/* ---- the link's timing: transmitter and delay line (emulation) ------------ */
+
+static void set_ce(struct pkt *p);
+static void classify(const struct link *l, struct pkt *p, struct qcore_pkt *qp);
+
+/* A received packet reaches the queue (virtual time p->arrival_ns). */
+static void emu_arrival(struct link *l, struct pkt *p)
+{
+	struct qcore_pkt qp;
+	struct qcore_decision d;
+	char err[QCORE_ERRLEN];
+
+	classify(l, p, &qp);
+	if (link_arrival(l, p, &qp, &d, err, sizeof(err))) {
+		/* The replay stops here; an emulator must keep going: count it. */
+		if (l->rejected++ == 0) {
+			const struct iphdr *ip = (const struct iphdr *)(p->data + ETH_HLEN);
+			char src[INET_ADDRSTRLEN], dst[INET_ADDRSTRLEN];
+
+			inet_ntop(AF_INET, &ip->saddr, src, sizeof(src));
+			inet_ntop(AF_INET, &ip->daddr, dst, sizeof(dst));
+			fprintf(stderr, "qlab-emu: %s: packet %s -> %s protocol %u cls=%u prec=%u rejected: %s\n",
+				l->name, src, dst, ip->protocol, qp.cls, qp.prec, err);
+		}
+		free(p);
+	} else if (d.verdict == QCORE_DROP) {
+		free(p);
+	} else if (d.verdict == QCORE_MARK) {
+		set_ce(p);	/* ECT: qcore_mark_fallback() turned any other mark into a drop */
+	}
+}
+
+/* The transmitter is free at t: start the next transmission, if any. */
+static void emu_transmit(struct link *l, u64 t)
+{
+	int b2b = l->tx_busy_until_ns == t && t > l->backlog_since_ns;
+	struct pkt *p = link_serve(l, t);
+
+	if (!p)
+		return;
+	p->deq_ns = t;
+	p->tx_ns = (((u64)(p->ip_len + l->overhead_bytes) * 8ULL * 1000000000ULL +
+			  l->rate_bps - 1) / l->rate_bps);
+	p->back_to_back = (u8)b2b;
+	l->tx_busy_until_ns = t + p->tx_ns;
+	p->release_ns = l->tx_busy_until_ns + l->delay_ns;
+	fifo_push(&l->delay_line, p);
+}
+
+/* When the transmitter next asks the queue (UINT64_MAX: not before an arrival). */
+static u64 next_service(const struct link *l)
+{
+	if (l->held || !total_backlog(l))
+		return UINT64_MAX;
+	return l->tx_busy_until_ns > l->vt_ns ? l->tx_busy_until_ns : l->vt_ns;
 }
 
 /* Run the model up to virtual time `until`, events in time order. */
@@ -476,18 +515,16 @@ static void advance(struct link *l, u64 until)
 {
 	for (;;) {
 		u64 t_arr = l->staged.head ? l->staged.head->arrival_ns : UINT64_MAX;
-		u64 t_deq = UINT64_MAX;
+		u64 t_deq = next_service(l);
 
-		if (total_backlog(l))
-			t_deq = l->tx_busy_until_ns > l->vt_ns ? l->tx_busy_until_ns : l->vt_ns;
 		if (t_arr <= t_deq && t_arr <= until) {
 			struct pkt *p = fifo_pop(&l->staged);
 
 			if (p->arrival_ns < l->vt_ns)	/* read late: keep time monotonic */
 				p->arrival_ns = l->vt_ns;
-			do_arrival(l, p);
+			emu_arrival(l, p);
 		} else if (t_deq <= until) {
-			do_dequeue(l, t_deq);
+			emu_transmit(l, t_deq);
 		} else {
 			return;
 		}
@@ -496,18 +533,12 @@ static void advance(struct link *l, u64 until)
 
 static u64 next_wake(const struct link *l)
 {
-	u64 t = UINT64_MAX;
+	u64 t = next_service(l);
 
 	if (l->bypass.head || l->retry_since_ns)
 		return 0;
-	if (l->delay_line.head)
+	if (l->delay_line.head && l->delay_line.head->release_ns < t)
 		t = l->delay_line.head->release_ns;
-	if (total_backlog(l)) {
-		u64 d = l->tx_busy_until_ns > l->vt_ns ? l->tx_busy_until_ns : l->vt_ns;
-
-		if (d < t)
-			t = d;
-	}
 	return t;
 }
 
@@ -529,6 +560,129 @@ static void record_sent(struct link *l, const struct pkt *p, u64 actual)
 	l->prev_actual_ns = actual;
 	l->prev_release_ns = p->release_ns;
 	l->have_prev = 1;
+}
+
+/* ---- packet I/O ------------------------------------------------------------ */
+
+/* The flow map: the plan's 5-tuples (host byte order) -> flow ids, for packet facts. */
+struct flow_key {
+	u32 saddr, daddr;
+	u16 sport, dport;
+	u8 proto;
+};
+
+static struct flowmap_entry {
+	struct flow_key key;
+	int flow_id;
+} *g_flowmap;			/* sorted by key */
+static size_t g_nflowmap;
+
+static int flow_key_cmp(const void *x, const void *y)
+{
+	const struct flow_key *a = x, *b = y;
+
+	if (a->saddr != b->saddr)
+		return a->saddr < b->saddr ? -1 : 1;
+	if (a->daddr != b->daddr)
+		return a->daddr < b->daddr ? -1 : 1;
+	if (a->sport != b->sport)
+		return a->sport < b->sport ? -1 : 1;
+	if (a->dport != b->dport)
+		return a->dport < b->dport ? -1 : 1;
+	return (int)a->proto - (int)b->proto;
+}
+
+static int flow_of(const struct flow_key *k)
+{
+	const struct flowmap_entry *e = g_nflowmap ?
+		bsearch(k, g_flowmap, g_nflowmap, sizeof(*g_flowmap), flow_key_cmp) : NULL;
+
+	return e ? e->flow_id : -1;
+}
+
+/* Lines "tcp|udp SRC-ADDR SRC-PORT DST-ADDR DST-PORT FLOW-ID". */
+static void load_flowmap(const char *path)
+{
+	char proto[8], src[64], dst[64];
+	unsigned sport, dport, id;
+	struct in_addr s, d;
+	FILE *f = fopen(path, "r");
+	size_t i;
+
+	if (!f)
+		die(EXIT_USAGE, "cannot read flow map %s: %s", path, strerror(errno));
+	g_flowmap = xcalloc(MAX_FLOWMAP, sizeof(*g_flowmap));
+	while (fscanf(f, "%7s %63s %u %63s %u %u", proto, src, &sport, dst, &dport, &id) == 6) {
+		if (inet_pton(AF_INET, src, &s) != 1 || inet_pton(AF_INET, dst, &d) != 1 ||
+		    sport > 65535 || dport > 65535 || id > INT32_MAX ||
+		    (strcmp(proto, "tcp") && strcmp(proto, "udp")) || g_nflowmap == MAX_FLOWMAP)
+			die(EXIT_USAGE, "%s: entry %zu: bad '%s %s %u %s %u %u' (at most %d)", path,
+			    g_nflowmap + 1, proto, src, sport, dst, dport, id, MAX_FLOWMAP);
+		g_flowmap[g_nflowmap++] = (struct flowmap_entry){
+			{ ntohl(s.s_addr), ntohl(d.s_addr), (u16)sport, (u16)dport,
+			  proto[0] == 't' ? IPPROTO_TCP : IPPROTO_UDP }, (int)id };
+	}
+	if (!feof(f))
+		die(EXIT_USAGE, "%s: entry %zu: expected 'tcp|udp SRC-ADDR SRC-PORT DST-ADDR DST-PORT FLOW-ID'",
+		    path, g_nflowmap + 1);
+	fclose(f);
+	qsort(g_flowmap, g_nflowmap, sizeof(*g_flowmap), flow_key_cmp);
+	for (i = 1; i < g_nflowmap; i++)
+		if (!flow_key_cmp(&g_flowmap[i - 1].key, &g_flowmap[i].key))
+			die(EXIT_USAGE, "%s: flows %d and %d have the same 5-tuple", path,
+			    g_flowmap[i - 1].flow_id, g_flowmap[i].flow_id);
+}
+
+/*
+ * The core's view of a received IPv4 packet (every adapter's rules, through
+ * the core's helpers), and its flow id when packets are traced.
+ */
+static void classify(const struct link *l, struct pkt *p, struct qcore_pkt *qp)
+{
+	const struct iphdr *ip = (const struct iphdr *)(p->data + ETH_HLEN);
+	u32 ihl = (u32)ip->ihl * 4;
+	const u8 *l4 = (const u8 *)ip + ihl;
+	struct flow_key k = { ntohl(ip->saddr), ntohl(ip->daddr), 0, 0, ip->protocol };
+	/* ports only from a first fragment that holds them (drain(): ip_len fits the frame) */
+	int ports = !(ntohs(ip->frag_off) & 0x1fff) && ihl >= 20 &&
+		    ((ip->protocol == IPPROTO_TCP && p->ip_len >= ihl + 20) ||
+		     (ip->protocol == IPPROTO_UDP && p->ip_len >= ihl + 8));
+
+	memset(qp, 0, sizeof(*qp));
+	qp->len = p->ip_len;
+	qp->now_ns = p->arrival_ns;
+	qcore_pkt_set_tos(qp, ip->tos);
+	if (ports) {
+		k.sport = (u16)(l4[0] << 8 | l4[1]);
+		k.dport = (u16)(l4[2] << 8 | l4[3]);
+	}
+	if (ports && ip->protocol == IPPROTO_TCP) {
+		const struct tcphdr *tcp = (const struct tcphdr *)l4;
+
+		if (p->ip_len == ihl + (u32)tcp->doff * 4 && tcp->ack && !tcp->syn && !tcp->fin &&
+		    !tcp->rst)
+			qp->flags |= QCORE_PKT_PURE_ACK;
+	}
+	if (!(l->ops->ignores & QCORE_IGNORES_FLOW_HASH))
+		qp->flow_hash = qcore_flow_hash(k.saddr, k.daddr, k.sport, k.dport, k.proto);
+	if (l->packets)
+		p->flow_id = flow_of(&k);
+}
+
+/* Set ECN CE on an ECT packet and recompute the header checksum. */
+static void set_ce(struct pkt *p)
+{
+	struct iphdr *ip = (struct iphdr *)(p->data + ETH_HLEN);
+	u32 sum = 0, i, ihl = (u32)ip->ihl * 4;
+	const u16 *w = (const u16 *)ip;
+
+	ip->tos |= 3;
+	ip->check = 0;
+	for (i = 0; i < ihl / 2; i++)
+		sum += w[i];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	ip->check = (u16)~sum;
 }
 
 /* Send what is due; returns after an ENOBUFS (retry later). */
@@ -659,9 +813,7 @@ static void drain(struct link *l)
 				u32 tot = ntohs(ip->tot_len);
 
 				if (ip->version == 4 && tot >= 20 && tot <= len - ETH_HLEN) {
-					p->is_ip = 1;
 					p->ip_len = tot;
-					p->flow_id = flow_of(ip->saddr);
 					fifo_push(&l->staged, p);
 					continue;
 				}
@@ -675,23 +827,25 @@ static void drain(struct link *l)
 	}
 }
 
-static int open_socket(const char *ifname, int *ifindex)
+static int open_socket(const char *ifname)
 {
 	struct sockaddr_ll sll;
-	int fd, one = 1, big = 8 << 20;
+	int fd, one = 1, big = 8 << 20, ifindex;
 
 	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 	if (fd < 0)
-		die("socket(AF_PACKET): %s (run as root)", strerror(errno));
-	*ifindex = (int)if_nametoindex(ifname);
-	if (!*ifindex)
-		die("no interface %s", ifname);
+		die(EXIT_USAGE, "socket(AF_PACKET): %s (run as root)", strerror(errno));
+	ifindex = (int)if_nametoindex(ifname);
+	if (!ifindex)
+		die(EXIT_USAGE, "no interface %s", ifname);
 	memset(&sll, 0, sizeof(sll));
 	sll.sll_family = AF_PACKET;
 	sll.sll_protocol = htons(ETH_P_ALL);
-	sll.sll_ifindex = *ifindex;
+	sll.sll_ifindex = ifindex;
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
-		die("bind %s: %s", ifname, strerror(errno));
+		die(EXIT_USAGE, "bind %s: %s", ifname, strerror(errno));
+	/* Frames sent here must not be seen again by this socket's receive
+	 * path (PACKET_OUTGOING is also skipped in drain()). */
 #ifdef PACKET_IGNORE_OUTGOING
 	setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
 #endif
@@ -700,13 +854,11 @@ static int open_socket(const char *ifname, int *ifindex)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-	/* Frames sent here must not be seen again by this socket's receive path
-	 * (PACKET_IGNORE_OUTGOING above; PACKET_OUTGOING is also skipped). */
 	{
 		struct packet_mreq mr;
 
 		memset(&mr, 0, sizeof(mr));
-		mr.mr_ifindex = *ifindex;
+		mr.mr_ifindex = ifindex;
 		mr.mr_type = PACKET_MR_PROMISC;
 		setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr));
 	}
@@ -730,82 +882,68 @@ static u64 kernel_drops(int fd)
 	return st.tp_drops;	/* since the last call */
 }
 
-/* ---- configuration --------------------------------------------------------- */
+/* ---- traces: raw facts of the forward link (docs/traces.md) ------------------ */
 
-static void setup_disc(struct link *l, const char *disc, char **params, int nparams, u64 seed)
+static u64 g_epoch_ns;
+
+static u64 since_epoch(u64 t_ns)
 {
-	char err[QCORE_ERRLEN];
-	int i;
-
-	l->ops = qcore_find(disc);
-	if (!l->ops) {
-		fprintf(stderr, "qlab-emu: %s: unknown discipline '%s' (known:", l->name, disc);
-		for (i = 0; qcore_disciplines[i]; i++)
-			fprintf(stderr, " %s", qcore_disciplines[i]->name);
-		fputs(")\n", stderr);
-		exit(2);
-	}
-	l->params = xcalloc(1, l->ops->params_size);
-	l->vars = xcalloc(1, l->ops->vars_size);
-	l->stats = xcalloc(1, l->ops->stats_size);
-	if (qcore_params_defaults(l->ops, l->params, err, sizeof(err)))
-		die("%s: %s", l->name, err);
-	for (i = 0; i < nparams; i++) {
-		char *eq = strchr(params[i], '=');
-
-		if (!eq || eq == params[i])
-			die("%s: expected NAME=VALUE, got '%s'", l->name, params[i]);
-		*eq = '\0';
-		if (qcore_params_set(l->ops, l->params, params[i], eq + 1, err, sizeof(err)))
-			die("%s: %s", l->name, err);
-		*eq = '=';
-	}
-	if (l->ops->check_params(l->params, err, sizeof(err)))
-		die("%s: %s", l->name, err);
-	l->nbands = l->ops->nbands(l->params);
-	if (!l->nbands || l->nbands > QCORE_MAX_BANDS)
-		die("%s: %s reports %u bands", l->name, disc, l->nbands);
-	l->ops->reset(l->params, l->vars);
-	qcore_rng_seed(&l->rng, seed);
-	dist_init(&l->lateness);
-	dist_init(&l->spacing_err);
-	dist_init(&l->added_delay);
+	return t_ns > g_epoch_ns ? t_ns - g_epoch_ns : 0;
 }
 
-static void load_flowmap(const char *path)
+/* packet_facts.csv: seq,time_ns,queue,event,band,len_bytes,flow_id,sojourn_ns,reason */
+static void write_packet_fact(struct link *l, u64 t, const char *event, const struct pkt *p,
+			      u8 band, int with_sojourn, u8 reason)
 {
-	FILE *f = fopen(path, "r");
-	char addr[64];
-	int id;
-
-	if (!f)
-		die("cannot read flow map %s: %s", path, strerror(errno));
-	while (fscanf(f, "%63s %d", addr, &id) == 2) {
-		struct in_addr a;
-
-		if (g_nflowmap >= MAX_FLOWMAP)
-			die("%s: more than %d entries", path, MAX_FLOWMAP);
-		if (inet_pton(AF_INET, addr, &a) != 1 || id < 0)
-			die("%s: bad entry '%s %d'", path, addr, id);
-		g_flowmap[g_nflowmap].addr = a.s_addr;
-		g_flowmap[g_nflowmap].flow_id = id;
-		g_nflowmap++;
-	}
-	fclose(f);
+	fprintf(l->packets, "%" U64F ",%" U64F ",%s,%s,%u,%u,", l->seq++, since_epoch(t),
+		l->queue_id, event, band, p->ip_len);
+	if (p->flow_id >= 0)
+		fprintf(l->packets, "%d,", p->flow_id);
+	else
+		fputs("NA,", l->packets);
+	if (with_sojourn)
+		fprintf(l->packets, "%" U64F ",", t - p->arrival_ns);
+	else
+		fputs("NA,", l->packets);
+	fprintf(l->packets, "%s\n", reason ? qcore_reason_names[reason] : "NA");
 }
 
+static void trace_packet_event(struct link *l, enum queue_event ev, u64 t, const struct pkt *p,
+			       u8 band, u8 reason)
+{
+	switch (ev) {
+	case QEV_MARKED:	/* marked, then queued */
+		write_packet_fact(l, t, "mark", p, band, 0, 0);
+		write_packet_fact(l, t, "enq", p, band, 0, 0);
+		break;
+	case QEV_QUEUED:
+		write_packet_fact(l, t, "enq", p, band, 0, 0);
+		break;
+	case QEV_DROPPED:
+		write_packet_fact(l, t, "drop", p, band, 0, reason);
+		break;
+	case QEV_SENT:
+		write_packet_fact(l, t, "deq", p, band, 1, 0);
+		break;
+	case QEV_HEAD_DROP:
+		write_packet_fact(l, t, "drop", p, band, 1, reason);
+		break;
+	case QEV_EMPTY:
+		break;
+	}
+}
+
+/* queue_facts.csv: time_ns,queue,band,backlog_pkts,backlog_bytes,enqueued_pkts,dequeued_pkts,dropped_pkts */
 static void write_sample(FILE *q, const struct link *l, u64 t)
 {
-	char ts[32];
 	u32 b;
 
 	if (!q)
 		return;
-	fmt_time(ts, sizeof(ts), t);
 	for (b = 0; b < l->nbands; b++)
-		fprintf(q, "%s,%u,%u,%" U64F ",%" U64F ",%" U64F ",%" U64F ",NA\n", ts, b,
-			l->band[b].n, l->band[b].bytes, l->cnt[b].enqueued, l->cnt[b].dequeued,
-			l->cnt[b].dropped);
+		fprintf(q, "%" U64F ",%s,%u,%u,%" U64F ",%" U64F ",%" U64F ",%" U64F "\n",
+			since_epoch(t), l->queue_id, b, l->band[b].n, l->band[b].bytes,
+			l->cnt[b].enqueued, l->cnt[b].dequeued, l->cnt[b].dropped);
 }
 
 static void link_json(FILE *f, const struct link *l)
@@ -847,9 +985,213 @@ static void link_json(FILE *f, const struct link *l)
 	fputs("}", f);
 }
 
+/* ---- configuration ------------------------------------------------------------ */
+
+static const struct qcore_disc_ops *find_disc(const char *disc)
+{
+	const struct qcore_disc_ops *ops = qcore_find(disc);
+	int i;
+
+	if (ops)
+		return ops;
+	fprintf(stderr, "qlab-emu: unknown discipline '%s' (known:", disc);
+	for (i = 0; qcore_disciplines[i]; i++)
+		fprintf(stderr, " %s", qcore_disciplines[i]->name);
+	fputs(")\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+/*
+ * The configure sequence every adapter uses (qcore_configure): each
+ * NAME=VALUE parsed by the core's one parser, then defaults, values,
+ * check_params and the band count; then the state reset and the seed.
+ */
+static void setup_disc(struct link *l, const char *disc, char **args, int nargs, u64 seed)
+{
+	struct qcore_param_value values[MAX_PARAMS];
+	char err[QCORE_ERRLEN + 200], name[64];
+	int i;
+
+	l->ops = find_disc(disc);
+	l->params = xcalloc(1, l->ops->params_size);
+	l->vars = xcalloc(1, l->ops->vars_size);
+	l->stats = xcalloc(1, l->ops->stats_size);
+	memset(values, 0, sizeof(values));
+	for (i = 0; i < nargs; i++) {
+		const char *eq = strchr(args[i], '=');
+		int idx;
+
+		if (!eq || eq == args[i] || (size_t)(eq - args[i]) >= sizeof(name))
+			die(EXIT_USAGE, "%s: --param: expected NAME=VALUE, got '%s'", l->name, args[i]);
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - args[i]), args[i]);
+		idx = qcore_param_index(l->ops, name, err, sizeof(err));
+		if (idx < 0 || qcore_param_parse(&l->ops->params[idx], eq + 1, &values[i], err, sizeof(err)))
+			die(EXIT_USAGE, "%s: --param: %s", l->name, err);
+		values[i].index = (u32)idx;
+	}
+	if (qcore_configure(l->ops, l->params, values, (u32)nargs, &l->nbands, err, sizeof(err))) {
+		char scratch[QCORE_ERRLEN];
+
+		/* The values are in range: failing with check_params passing is a
+		 * bad default or band count, the discipline's fault. */
+		die(l->ops->check_params(l->params, scratch, sizeof(scratch)) ? EXIT_USAGE : EXIT_CONTRACT,
+		    "%s: %s: %s", l->name, disc, err);
+	}
+	l->ops->reset(l->params, l->vars);
+	qcore_rng_seed(&l->rng, seed);
+}
+
+/* ---- replay: qcore-replay's events through the emulator's queue --------------- */
+
+static const char events_header[] = "t_ns,op,len,cls,prec,flow";
+static const char decisions_header[] = "t_ns,op,pkt,verdict,band,reason";
+
+static void print_decision(struct link *l, enum queue_event ev, u64 t, const struct pkt *p,
+			   u8 band, u8 reason)
+{
+	static const char *const op[] = {
+		[QEV_QUEUED] = "enq", [QEV_MARKED] = "enq", [QEV_DROPPED] = "enq",
+		[QEV_SENT] = "deq", [QEV_HEAD_DROP] = "drop_head",
+	};
+	static const char *const verdict[] = {
+		[QEV_QUEUED] = "queued", [QEV_MARKED] = "marked", [QEV_DROPPED] = "dropped",
+		[QEV_SENT] = "sent", [QEV_HEAD_DROP] = "dropped",
+	};
+
+	(void)l;
+	if (ev == QEV_EMPTY)
+		printf("%" U64F ",deq,-1,empty,,\n", t);
+	else
+		printf("%" U64F ",%s,%" U64F ",%s,%u,%s\n", t, op[ev], p->id, verdict[ev], band,
+		       qcore_reason_names[reason]);
+}
+
+static char g_row_name[48];
+
+static void __attribute__((noreturn, format(printf, 1, 2))) die_row(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "qlab-emu: %s: ", g_row_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_USAGE);
+}
+
+/* One column of an events row: empty is 0 where allowed. */
+static u64 event_field(const char *name, const char *text, u64 min, u64 max, const char *unit,
+		       int empty_ok)
+{
+	char err[QCORE_ERRLEN];
+	u64 v = 0;
+
+	if (!(*text == '\0' && empty_ok) && parse_dec(name, text, min, max, unit, &v, err, sizeof(err)))
+		die_row("column %s", err);
+	return v;
+}
+
+/* Exactly n comma-separated fields, split in place. */
+static int split_row(char *line, char **col, int n)
+{
+	int k = 0;
+
+	col[k++] = line;
+	for (; *line; line++) {
+		if (*line != ',')
+			continue;
+		if (k == n)
+			return -1;
+		*line = '\0';
+		col[k++] = line + 1;
+	}
+	return k == n ? 0 : -1;
+}
+
+/*
+ * Every events row through link_arrival / link_serve, the decisions
+ * printed by the queue's observer.  Replayed packets are ECN-capable, as in
+ * ns-3's golden test: the events carry no ECN field, and qcore-replay
+ * reports the core's MARK as it is.
+ */
+static int replay(const char *disc, char **params, int nparams, u64 seed)
+{
+	char *line = NULL, *col[6], err[QCORE_ERRLEN];
+	size_t cap = 0, len;
+	u64 row = 0, t, last_t = 0;
+	struct link l;
+
+	memset(&l, 0, sizeof(l));
+	l.name = "replay";
+	setup_disc(&l, disc, params, nparams, seed);
+	l.name = g_row_name;
+	l.observe = print_decision;
+	if (getline(&line, &cap, stdin) < 0)
+		die(EXIT_USAGE, "line 1: missing header %s", events_header);
+	line[strcspn(line, "\r\n")] = '\0';
+	if (strcmp(line, events_header))
+		die(EXIT_USAGE, "line 1: header must be exactly %s, got '%s'", events_header, line);
+	printf("%s\n", decisions_header);
+	while (getline(&line, &cap, stdin) >= 0) {
+		row++;
+		snprintf(g_row_name, sizeof(g_row_name), "row %" U64F " (line %" U64F ")", row, row + 1);
+		len = strlen(line);
+		if (len && line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (len && line[len - 1] == '\r')
+			line[--len] = '\0';
+		if (split_row(line, col, 6))
+			die_row("expected 6 columns (%s)", events_header);
+		t = event_field("t_ns", col[0], 0, UINT64_MAX, "ns", 0);
+		if (t < last_t)
+			die_row("column t_ns: %" U64F " is before the previous row's %" U64F
+				" (times never decrease)", t, last_t);
+		last_t = t;
+		if (!strcmp(col[1], "enq")) {
+			struct qcore_pkt qp = { .now_ns = t, .flags = QCORE_PKT_ECT };
+			struct pkt *p = xcalloc(1, sizeof(*p));
+			struct qcore_decision d;
+
+			qp.len = (u32)event_field("len", col[2], 1, 65535, "IP bytes", 0);
+			qp.cls = (u8)event_field("cls", col[3], 0, 255, "class", 1);
+			qp.prec = (u8)event_field("prec", col[4], 0, 255, "precedence", 1);
+			qp.flow_hash = (u32)event_field("flow", col[5], 0, UINT32_MAX, "hash", 1);
+			p->ip_len = qp.len;
+			p->arrival_ns = t;
+			p->flow_id = -1;
+			if (link_arrival(&l, p, &qp, &d, err, sizeof(err)))
+				die_row("column %s", err);
+			if (d.verdict == QCORE_DROP)
+				free(p);
+		} else if (!strcmp(col[1], "deq")) {
+			static const char *const names[] = { "len", "cls", "prec", "flow" };
+			int i;
+
+			for (i = 0; i < 4; i++)
+				if (*col[i + 2])
+					die_row("column %s: must be empty on a deq row, got '%s'", names[i],
+						col[i + 2]);
+			free(link_serve(&l, t));	/* no transmitter: the decision is the output */
+		} else {
+			die_row("column op: expected enq or deq, got '%s'", col[1]);
+		}
+	}
+	if (ferror(stdin))
+		die(1, "reading events: read error");
+	if (fflush(stdout) || ferror(stdout))
+		die(1, "writing decisions: write error");
+	free(line);
+	return 0;
+}
+
+/* ---- emulation ---------------------------------------------------------------- */
+
 static void usage(FILE *out)
 {
-	fputs("usage: qlab-emu --if-a IFACE --if-b IFACE [options]\n"
+	fputs("usage: qlab-emu --if-a IFACE --if-b IFACE --rate-bps N [options]\n"
+	      "       qlab-emu --replay DISC [--param NAME=VALUE]... [--seed N] < events.csv > decisions.csv\n"
+	      "       qlab-emu --replay DISC --help | --list\n"
 	      "  forward link (A -> B), the bottleneck under test:\n"
 	      "    --rate-bps N          link rate (required)\n"
 	      "    --delay-ns N          propagation delay (default 0)\n"
@@ -859,37 +1201,41 @@ static void usage(FILE *out)
 	      "    --rev-delay-ns N (default: forward's), --rev-disc NAME (default droptail),\n"
 	      "    --rev-param NAME=VALUE (default limit_pkts=10000)\n"
 	      "  --overhead-bytes N      added to the IP length for the transmission time (default 0)\n"
-	      "  --seed N                seed of the core's generator (default 1)\n"
+	      "  --seed N                seed of the core's generator (default 1; reverse: N + 1)\n"
 	      "  --epoch-ns T            CLOCK_REALTIME of trace time 0 (default: start)\n"
-	      "  --flowmap FILE          lines 'IPV4-SOURCE FLOW-ID' for packets.csv\n"
-	      "  --queues FILE           queue samples (docs/traces.md queues.csv)\n"
+	      "  --end-ns N              stop N ns after the epoch at the latest (last sample then)\n"
+	      "  --queue-id ID           the forward queue's name in the traces (LINK:NODE)\n"
+	      "  --flowmap FILE          lines 'tcp|udp SRC-ADDR SRC-PORT DST-ADDR DST-PORT FLOW-ID'\n"
+	      "  --queues FILE           queue samples (docs/traces.md queue_facts.csv)\n"
 	      "  --sample-ns N           queue sample interval (default 100000000)\n"
-	      "  --packets FILE          per-packet events (packets.csv)\n"
+	      "  --packets FILE          per-packet events (packet_facts.csv)\n"
 	      "  --summary FILE          JSON counters and fidelity statistics at exit\n"
 	      "  --ready FILE            created once both sockets are open\n"
 	      "  --spin-ns N             spin this long before a departure (default 50000)\n"
 	      "  --send-give-up-ns N     retry a refused send this long (default 100000000)\n"
 	      "  --rt-priority N         run SCHED_FIFO at priority N (1..99; default 0: off)\n"
-	      "  --list                  the core's disciplines\n", out);
+	      "  --replay DISC           replay events (qcore-replay's format) through the queue\n"
+	      "  --list                  the core's disciplines\n"
+	      "exit status: 0 ok, 2 bad arguments (or replay events), 3 a discipline broke the contract\n",
+	      out);
 }
 
 enum {
 	OPT_IF_A = 256, OPT_IF_B, OPT_RATE, OPT_DELAY, OPT_DISC, OPT_PARAM, OPT_REV_RATE,
-	OPT_REV_DELAY, OPT_REV_DISC, OPT_REV_PARAM, OPT_OVERHEAD, OPT_SEED, OPT_EPOCH,
-	OPT_FLOWMAP, OPT_QUEUES, OPT_SAMPLE, OPT_PACKETS, OPT_SUMMARY, OPT_READY, OPT_SPIN,
-	OPT_GIVEUP, OPT_RT, OPT_LIST, OPT_HELP,
+	OPT_REV_DELAY, OPT_REV_DISC, OPT_REV_PARAM, OPT_OVERHEAD, OPT_SEED, OPT_EPOCH, OPT_END,
+	OPT_QUEUE_ID, OPT_FLOWMAP, OPT_QUEUES, OPT_SAMPLE, OPT_PACKETS, OPT_SUMMARY, OPT_READY,
+	OPT_SPIN, OPT_GIVEUP, OPT_RT, OPT_REPLAY, OPT_LIST, OPT_HELP,
 };
 
-static u64 parse_u64_opt(const char *name, const char *s)
+static FILE *open_trace(const char *path, const char *header, size_t buf)
 {
-	char *end;
-	unsigned long long v;
+	FILE *f = fopen(path, "w");
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || !*s || *end || *s == '-')
-		die("--%s: expected a non-negative integer, got '%s'", name, s);
-	return v;
+	if (!f)
+		die(EXIT_USAGE, "cannot write %s: %s", path, strerror(errno));
+	setvbuf(f, NULL, _IOFBF, buf);
+	fprintf(f, "%s\n", header);
+	return f;
 }
 
 int main(int argc, char **argv)
@@ -901,22 +1247,23 @@ int main(int argc, char **argv)
 		{ "rev-rate-bps", 1, 0, OPT_REV_RATE }, { "rev-delay-ns", 1, 0, OPT_REV_DELAY },
 		{ "rev-disc", 1, 0, OPT_REV_DISC }, { "rev-param", 1, 0, OPT_REV_PARAM },
 		{ "overhead-bytes", 1, 0, OPT_OVERHEAD }, { "seed", 1, 0, OPT_SEED },
-		{ "epoch-ns", 1, 0, OPT_EPOCH }, { "flowmap", 1, 0, OPT_FLOWMAP },
+		{ "epoch-ns", 1, 0, OPT_EPOCH }, { "end-ns", 1, 0, OPT_END },
+		{ "queue-id", 1, 0, OPT_QUEUE_ID }, { "flowmap", 1, 0, OPT_FLOWMAP },
 		{ "queues", 1, 0, OPT_QUEUES }, { "sample-ns", 1, 0, OPT_SAMPLE },
 		{ "packets", 1, 0, OPT_PACKETS }, { "summary", 1, 0, OPT_SUMMARY },
 		{ "ready", 1, 0, OPT_READY }, { "spin-ns", 1, 0, OPT_SPIN },
 		{ "send-give-up-ns", 1, 0, OPT_GIVEUP }, { "rt-priority", 1, 0, OPT_RT },
-		{ "list", 0, 0, OPT_LIST },
+		{ "replay", 1, 0, OPT_REPLAY }, { "list", 0, 0, OPT_LIST },
 		{ "help", 0, 0, OPT_HELP }, { 0, 0, 0, 0 },
 	};
 	const char *if_a = NULL, *if_b = NULL, *disc = "droptail", *rev_disc = "droptail";
 	const char *queues_path = NULL, *packets_path = NULL, *summary_path = NULL;
-	const char *ready_path = NULL;
-	char *params[64], *rev_params[64], rev_default[] = "limit_pkts=10000";
-	int nparams = 0, nrev = 0, c, ifa, ifb, have_rev_rate = 0, have_rev_delay = 0;
-	u64 rt_priority = 0;
+	const char *ready_path = NULL, *replay_disc = NULL, *flowmap_path = NULL;
+	char *params[MAX_PARAMS], *rev_params[MAX_PARAMS], rev_default[] = "limit_pkts=10000";
+	int nparams = 0, nrev = 0, c, have_rev_rate = 0, have_rev_delay = 0, help = 0;
+	u64 rt_priority = 0, end_ns = UINT64_MAX, last_sample = UINT64_MAX;
 	u64 seed = 1, sample_ns = 100000000ULL, spin_ns = DEFAULT_SPIN_NS, give_up_ns = 100000000ULL;
-	u64 next_sample, start_ns;
+	u64 next_sample, start_ns, stop_at, t_end;
 	struct link fwd, rev;
 	struct link *links[2] = { &fwd, &rev };
 	FILE *queues = NULL;
@@ -932,67 +1279,92 @@ int main(int argc, char **argv)
 		switch (c) {
 		case OPT_IF_A: if_a = optarg; break;
 		case OPT_IF_B: if_b = optarg; break;
-		case OPT_RATE: fwd.rate_bps = parse_u64_opt("rate-bps", optarg); break;
-		case OPT_DELAY: fwd.delay_ns = parse_u64_opt("delay-ns", optarg); break;
+		case OPT_RATE: fwd.rate_bps = opt_dec("rate-bps", optarg, 1, UINT64_MAX / 8, "bps"); break;
+		case OPT_DELAY: fwd.delay_ns = opt_dec("delay-ns", optarg, 0, UINT64_MAX / 4, "ns"); break;
 		case OPT_DISC: disc = optarg; break;
 		case OPT_PARAM:
-			if (nparams == 64)
-				die("too many --param");
+			if (nparams == MAX_PARAMS)
+				die(EXIT_USAGE, "too many --param");
 			params[nparams++] = optarg;
 			break;
 		case OPT_REV_RATE:
-			rev.rate_bps = parse_u64_opt("rev-rate-bps", optarg);
+			rev.rate_bps = opt_dec("rev-rate-bps", optarg, 1, UINT64_MAX / 8, "bps");
 			have_rev_rate = 1;
 			break;
 		case OPT_REV_DELAY:
-			rev.delay_ns = parse_u64_opt("rev-delay-ns", optarg);
+			rev.delay_ns = opt_dec("rev-delay-ns", optarg, 0, UINT64_MAX / 4, "ns");
 			have_rev_delay = 1;
 			break;
 		case OPT_REV_DISC: rev_disc = optarg; break;
 		case OPT_REV_PARAM:
-			if (nrev == 64)
-				die("too many --rev-param");
+			if (nrev == MAX_PARAMS)
+				die(EXIT_USAGE, "too many --rev-param");
 			rev_params[nrev++] = optarg;
 			break;
 		case OPT_OVERHEAD:
 			fwd.overhead_bytes = rev.overhead_bytes =
-				(u32)parse_u64_opt("overhead-bytes", optarg);
+				(u32)opt_dec("overhead-bytes", optarg, 0, 65535, "bytes");
 			break;
-		case OPT_SEED: seed = parse_u64_opt("seed", optarg); break;
-		case OPT_EPOCH: g_epoch_ns = parse_u64_opt("epoch-ns", optarg); break;
-		case OPT_FLOWMAP: load_flowmap(optarg); break;
+		case OPT_SEED: seed = opt_dec("seed", optarg, 0, UINT64_MAX, "seed"); break;
+		case OPT_EPOCH: g_epoch_ns = opt_dec("epoch-ns", optarg, 0, UINT64_MAX / 2, "ns"); break;
+		case OPT_END: end_ns = opt_dec("end-ns", optarg, 0, UINT64_MAX / 2, "ns"); break;
+		case OPT_QUEUE_ID: fwd.queue_id = optarg; break;
+		case OPT_FLOWMAP: flowmap_path = optarg; break;
 		case OPT_QUEUES: queues_path = optarg; break;
-		case OPT_SAMPLE: sample_ns = parse_u64_opt("sample-ns", optarg); break;
+		case OPT_SAMPLE: sample_ns = opt_dec("sample-ns", optarg, 1, UINT64_MAX / 4, "ns"); break;
 		case OPT_PACKETS: packets_path = optarg; break;
 		case OPT_SUMMARY: summary_path = optarg; break;
 		case OPT_READY: ready_path = optarg; break;
-		case OPT_SPIN: spin_ns = parse_u64_opt("spin-ns", optarg); break;
-		case OPT_GIVEUP: give_up_ns = parse_u64_opt("send-give-up-ns", optarg); break;
-		case OPT_RT: rt_priority = parse_u64_opt("rt-priority", optarg); break;
+		case OPT_SPIN: spin_ns = opt_dec("spin-ns", optarg, 0, 1000000000, "ns"); break;
+		case OPT_GIVEUP: give_up_ns = opt_dec("send-give-up-ns", optarg, 0, UINT64_MAX / 2, "ns"); break;
+		case OPT_RT: rt_priority = opt_dec("rt-priority", optarg, 0, 99, "priority"); break;
+		case OPT_REPLAY: replay_disc = optarg; break;
 		case OPT_LIST:
 			for (i = 0; qcore_disciplines[i]; i++)
 				printf("%s\n", qcore_disciplines[i]->name);
 			return 0;
-		case OPT_HELP: usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case OPT_HELP: help = 1; break;
+		default: usage(stderr); return EXIT_USAGE;
 		}
+	}
+	if (replay_disc) {
+		if (optind != argc || if_a || if_b)
+			die(EXIT_USAGE, "--replay takes only --param and --seed (qlab-emu --help)");
+		if (help) {
+			const struct qcore_disc_ops *ops = find_disc(replay_disc);
+
+			printf("%s: %s\n%s\n", ops->name, ops->summary,
+			       ops->bands_help ? ops->bands_help : "bands: see the discipline's header");
+			qcore_params_usage(ops, stdout);
+			return 0;
+		}
+		return replay(replay_disc, params, nparams, seed);
+	}
+	if (help) {
+		usage(stdout);
+		return 0;
 	}
 	if (optind != argc || !if_a || !if_b || !fwd.rate_bps) {
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
-	if (!sample_ns)
-		die("--sample-ns must be positive");
+	if ((queues_path || packets_path) && !fwd.queue_id)
+		die(EXIT_USAGE, "--queues and --packets need --queue-id (the queue's LINK:NODE)");
 	if (!have_rev_rate)
 		rev.rate_bps = fwd.rate_bps;
 	if (!have_rev_delay)
 		rev.delay_ns = fwd.delay_ns;
-	if (!rev.rate_bps)
-		die("--rev-rate-bps must be positive");
 	if (!nrev && !strcmp(rev_disc, "droptail"))
 		rev_params[nrev++] = rev_default;
 	setup_disc(&fwd, disc, params, nparams, seed);
 	setup_disc(&rev, rev_disc, rev_params, nrev, seed + 1);
+	for (i = 0; i < 2; i++) {
+		dist_init(&links[i]->lateness);
+		dist_init(&links[i]->spacing_err);
+		dist_init(&links[i]->added_delay);
+	}
+	if (flowmap_path)
+		load_flowmap(flowmap_path);
 
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	if (rt_priority) {
@@ -1001,33 +1373,22 @@ int main(int argc, char **argv)
 		 * The loop sleeps between events and spins at most --spin-ns. */
 		struct sched_param sp = { .sched_priority = (int)rt_priority };
 
-		if (rt_priority > 99)
-			die("--rt-priority must be 1..99");
 		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
-			die("SCHED_FIFO priority %d: %s", (int)rt_priority, strerror(errno));
+			die(EXIT_USAGE, "SCHED_FIFO priority %d: %s", (int)rt_priority, strerror(errno));
 		mlockall(MCL_CURRENT | MCL_FUTURE);
 	}
-	fwd.in_fd = open_socket(if_a, &ifa);
-	rev.in_fd = open_socket(if_b, &ifb);
+	fwd.in_fd = open_socket(if_a);
+	rev.in_fd = open_socket(if_b);
 	fwd.out_fd = rev.in_fd;
 	rev.out_fd = fwd.in_fd;
-	fwd.out_ifindex = ifb;
-	rev.out_ifindex = ifa;
 
-	if (queues_path) {
-		queues = fopen(queues_path, "w");
-		if (!queues)
-			die("cannot write %s: %s", queues_path, strerror(errno));
-		setvbuf(queues, NULL, _IOFBF, 1 << 16);
-		fputs("time_s,band,backlog_pkts,backlog_bytes,enqueued_pkts,dequeued_pkts,"
-		      "dropped_pkts,drop_prob\n", queues);
-	}
+	if (queues_path)
+		queues = open_trace(queues_path, "time_ns,queue,band,backlog_pkts,backlog_bytes,"
+				    "enqueued_pkts,dequeued_pkts,dropped_pkts", 1 << 16);
 	if (packets_path) {
-		fwd.packets = fopen(packets_path, "w");
-		if (!fwd.packets)
-			die("cannot write %s: %s", packets_path, strerror(errno));
-		setvbuf(fwd.packets, NULL, _IOFBF, 1 << 20);
-		fputs("seq,time_s,event,band,len_bytes,flow_id,sojourn_s,reason\n", fwd.packets);
+		fwd.packets = open_trace(packets_path, "seq,time_ns,queue,event,band,len_bytes,flow_id,"
+					 "sojourn_ns,reason", 1 << 20);
+		fwd.observe = trace_packet_event;
 	}
 
 	memset(&sa, 0, sizeof(sa));
@@ -1038,7 +1399,7 @@ int main(int argc, char **argv)
 	tfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (tfd < 0 || ep < 0)
-		die("timerfd/epoll: %s", strerror(errno));
+		die(1, "timerfd/epoll: %s", strerror(errno));
 	memset(&ev, 0, sizeof(ev));
 	ev.events = EPOLLIN;
 	ev.data.fd = tfd;
@@ -1051,6 +1412,8 @@ int main(int argc, char **argv)
 	start_ns = now_ns();
 	if (!g_epoch_ns)
 		g_epoch_ns = start_ns;
+	/* The model never runs past the end: what arrives later is not processed. */
+	stop_at = end_ns == UINT64_MAX ? UINT64_MAX : g_epoch_ns + end_ns;
 	/* Samples at epoch + k * interval, from the first one not in the past. */
 	next_sample = g_epoch_ns;
 	while (next_sample < start_ns)
@@ -1071,11 +1434,13 @@ int main(int argc, char **argv)
 		drain(&fwd);
 		drain(&rev);
 		now = now_ns();
+		if (now >= stop_at)
+			break;
 		while (next_sample <= now) {
 			advance(&fwd, next_sample);
 			advance(&rev, next_sample);
-			if (next_sample >= g_epoch_ns)
-				write_sample(queues, &fwd, next_sample);
+			write_sample(queues, &fwd, next_sample);
+			last_sample = next_sample;
 			next_sample += sample_ns;
 		}
 		advance(&fwd, now);
@@ -1083,7 +1448,7 @@ int main(int argc, char **argv)
 		send_due(&fwd, give_up_ns);
 		send_due(&rev, give_up_ns);
 
-		wake = next_sample;
+		wake = next_sample < stop_at ? next_sample : stop_at;
 		for (i = 0; i < 2; i++) {
 			u64 w = next_wake(links[i]);
 
@@ -1107,7 +1472,7 @@ int main(int argc, char **argv)
 				u64 junk;
 
 				if (read(tfd, &junk, sizeof(junk)) < 0 && errno != EAGAIN)
-					die("timerfd: %s", strerror(errno));
+					die(1, "timerfd: %s", strerror(errno));
 			}
 			continue;
 		}
@@ -1120,37 +1485,44 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* Shutdown: the state now, counters flushed. */
-	{
-		u64 now = now_ns();
-
-		drain(&fwd);
-		drain(&rev);
-		advance(&fwd, now);
-		advance(&rev, now);
-		if (queues && now >= g_epoch_ns)
-			write_sample(queues, &fwd, now);
-		fwd.kernel_drops += kernel_drops(fwd.in_fd);
-		rev.kernel_drops += kernel_drops(rev.in_fd);
+	/* The end (a signal or --end-ns): the state then, counters flushed. */
+	t_end = now_ns();
+	if (t_end > stop_at)
+		t_end = stop_at;
+	drain(&fwd);
+	drain(&rev);
+	for (; next_sample <= t_end; next_sample += sample_ns) {	/* any a late wake-up left out */
+		advance(&fwd, next_sample);
+		advance(&rev, next_sample);
+		write_sample(queues, &fwd, next_sample);
+		last_sample = next_sample;
 	}
+	advance(&fwd, t_end);
+	advance(&rev, t_end);
+	if (t_end >= g_epoch_ns && t_end != last_sample)
+		write_sample(queues, &fwd, t_end);
+	fwd.kernel_drops += kernel_drops(fwd.in_fd);
+	rev.kernel_drops += kernel_drops(rev.in_fd);
 	if (queues && fclose(queues))
-		die("writing %s: %s", queues_path, strerror(errno));
+		die(1, "writing %s: %s", queues_path, strerror(errno));
 	if (fwd.packets && fclose(fwd.packets))
-		die("writing %s: %s", packets_path, strerror(errno));
+		die(1, "writing %s: %s", packets_path, strerror(errno));
 	if (summary_path) {
 		FILE *f = fopen(summary_path, "w");
 
 		if (!f)
-			die("cannot write %s: %s", summary_path, strerror(errno));
+			die(1, "cannot write %s: %s", summary_path, strerror(errno));
 		fprintf(f, "{\"version\": \"%s\", \"compiler\": \"%s\", \"epoch_ns\": %" U64F
-			", \"start_ns\": %" U64F ", \"stop_ns\": %" U64F ", \"spin_ns\": %" U64F ", \"rt_priority\": %" U64F ",\n",
-			QLAB_EMU_VERSION, __VERSION__, g_epoch_ns, start_ns, now_ns(), spin_ns, rt_priority);
+			", \"start_ns\": %" U64F ", \"stop_ns\": %" U64F ", \"end_ns\": %" U64F
+			", \"spin_ns\": %" U64F ", \"rt_priority\": %" U64F ",\n",
+			QLAB_EMU_VERSION, __VERSION__, g_epoch_ns, start_ns, now_ns(),
+			since_epoch(t_end), spin_ns, rt_priority);
 		link_json(f, &fwd);
 		fputs(",\n", f);
 		link_json(f, &rev);
 		fputs("}\n", f);
 		if (fclose(f))
-			die("writing %s: %s", summary_path, strerror(errno));
+			die(1, "writing %s: %s", summary_path, strerror(errno));
 	}
 	return 0;
 }

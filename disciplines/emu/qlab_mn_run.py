@@ -1,28 +1,37 @@
 #!/usr/bin/python3
-"""Run one qlab job (docs/jobs.md) in Mininet with qlab-emu as the bottleneck.
+"""Run one resolved plan (docs/jobs.md) in Mininet with qlab-emu as the bottleneck.
 
-    /usr/bin/python3 qlab_mn_run.py JOB.json OUTDIR [--emu PATH] [--rt-priority N]
+    /usr/bin/python3 qlab_mn_run.py PLAN.json OUTDIR [--emu PATH] [--rt-priority N]
     /usr/bin/python3 qlab_mn_run.py --cleanup TAG | --cleanup-stale
 
-Debian's Mininet is importable by Debian's /usr/bin/python3 only. Writes
-OUTDIR/flows.csv, queues.csv, packets.csv (when trace.packets),
-emu-summary.json and runner.json (facts for qlab.runjob, with `valid` and
-`invalid_reasons` from the fidelity checks below); exit 2 for a job this
-backend cannot run, 1 for a failed run.
+Debian's Mininet is importable by Debian's /usr/bin/python3 only. Writes the
+raw facts of docs/traces.md ("Raw facts") into OUTDIR: flow_facts.csv,
+queue_facts.csv, packet_facts.csv (when trace.packets), runner.json (end_ns,
+versions, wall_time_s, and valid/invalid_reasons/fidelity from the fidelity
+checks below) and emu-summary.json; qlab run-job checks and finalises them.
+Exit 2 for a plan this backend cannot build, 1 for a failed run.
 
-The network (dumbbell; every name starts with the run's tag, e.g. `q3f2`):
-  - flow i: source host TAGs<i> (10.1.x.y) on Linux bridge TAGL, sink host
-    TAGd<i> (10.2.x.y) on bridge TAGR; no controller, no OpenFlow;
-  - the middlebox TAGm has one interface on each bridge (no IP addresses) and
-    runs qlab-emu between them: forward (L -> R) the job's discipline at
-    bottleneck_rate_bps, reverse a 10000-packet droptail at the same rate;
-    both directions delay packets by bottleneck_delay_s + 2 * access_delay_s
+The plan's dumbbell (every name starts with the run's tag, e.g. `q3f`):
+  - the bottleneck's end with the discipline is side A (qlab-emu's forward
+    link), the other end side B; each side is a Linux bridge, TAGA and TAGB,
+    in its own namespace; no controller, no OpenFlow;
+  - the plan's hosts: TAGs<i> on TAGA (side A's hosts in plan order), TAGd<j>
+    on TAGB, each with its plan address on one Ethernet segment (the prefix
+    covering every host), static ARP between the ends of each flow;
+  - the middlebox TAGm (no IP address) joins the bridges through qlab-emu:
+    forward the discipline with the plan's typed parameters (as --param
+    text) and the queue's seed, at the bottleneck's rate; reverse (the
+    plan's lossless queue) a 10000-packet droptail at the same rate; both
+    delay packets by the bottleneck's delay + 2 x the access links' delay
     (this kernel has no netem, so the access links' propagation is folded
-    into the emulator; access links are not rate-limited);
+    into the emulator; access links are not rate-limited); every interface
+    gets the plan's largest MTU;
   - offloads off everywhere (the core must see real IP packets), IPv6 off,
-    static ARP between each source and its sink, TCP per host namespace from
-    job.tcp (congestion control reno for NewReno, SACK, timestamps, window
-    scaling, ECN off; initcwnd and rto_min on the route).
+    TCP per host namespace from the plan's tcp (congestion control reno for
+    NewReno, SACK, timestamps, window scaling, ECN off; initcwnd and rto_min
+    on the route);
+  - one sender and one sink process per flow (qlab_traffic.py), bound to the
+    flow's ports, so hosts may carry several flows and the 5-tuple is the plan's.
 
 Cleanup: every process started for the run carries QLAB_MN_TAG=<tag> in its
 environment; the run's bridges and root-namespace interfaces carry the tag in
@@ -38,7 +47,9 @@ touched (unlike `mn -c`). State files live in /run/qlab-mn/.
 from __future__ import annotations
 
 import argparse
+import decimal
 import fcntl
+import ipaddress
 import json
 import os
 import platform
@@ -48,18 +59,20 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 STATE_DIR = Path("/run/qlab-mn")
 TAG_ENV = "QLAB_MN_TAG"
 EXIT_BAD_JOB = 2
 UDP_APPS = ("cbr", "onoff", "voip")
-TCP_PORT = 5001
-UDP_PORT = 6001
 # IP + the 2-byte PPP header ns-3's point-to-point links add on the wire.
 LINK_OVERHEAD_BYTES = 2
+# The plan's lossless queue (the reverse direction): a droptail nothing fills.
 REVERSE_LIMIT_PKTS = 10000
-UDP_DRAIN_S = 1.0
+NA = "NA"
+FLOW_FACTS_COLUMNS = ("flow_id", "tx_packets", "retx_packets", "rx_packets", "rx_bytes",
+                      "first_rx_ns", "last_rx_ns", "delay_sum_ns", "delay_max_ns")
 
 # Fidelity invariants (Mininet-HiFi style), from the emulator's own log of
 # the forward link.  Thresholds are loose enough for a shared 2-core machine
@@ -212,52 +225,101 @@ def start_reaper(tag: str, watch_launcher: bool) -> subprocess.Popen:
 
 
 # ---------------------------------------------------------------------------
-# the job
+# the plan as a dumbbell
 
 
-def load_job(path: Path) -> dict:
-    job = json.loads(path.read_text(encoding="utf-8"))
-    topo = job.get("topology", {})
-    if topo.get("kind") != "dumbbell":
-        raise BadJob(f"{path}: topology.kind: the mininet backend builds dumbbell only, "
-                     f"got {topo.get('kind')!r}")
-    if job["discipline"]["kind"] == "ns3-fifo":
-        raise BadJob(f"{path}: discipline.kind: ns3-fifo exists only in the ns3 backend")
-    for f in job["flows"]:
-        if f["app"] not in ("bulk", *UDP_APPS):
-            raise BadJob(f"{path}: flows[{f['flow_id']}].app: unknown application {f['app']!r}")
-    if len(job["flows"]) > 2000:
-        raise BadJob(f"{path}: flows: at most 2000 flows in emulation, got {len(job['flows'])}")
-    return job
+class Dumbbell(NamedTuple):
+    """What the run builds from a plan (qlab.backends.mininet refuses other plans first)."""
+
+    link: dict             # the bottleneck
+    side: str              # its end with the discipline: where qlab-emu's forward link starts
+    queue: dict            # that end's queue: kind, params (typed), seed
+    hosts_a: list[dict]    # hosts attached to side, plan order
+    hosts_b: list[dict]    # hosts attached to the other end
+    access_delay_ns: int   # every access link's delay (folded into the emulator's)
+    mtu_bytes: int         # the largest MTU of the plan's links: every interface's
+
+    @property
+    def queue_id(self) -> str:
+        return f"{self.link['id']}:{self.side}"
+
+    @property
+    def emu_delay_ns(self) -> int:
+        return self.link["delay_ns"] + 2 * self.access_delay_ns
 
 
-def addr(side: int, i: int) -> str:
-    return f"10.{side}.{i // 250}.{i % 250 + 1}"
+def dumbbell(plan: dict) -> Dumbbell:
+    nodes = {n["id"]: n for n in plan["nodes"]}
+    between = [lk for lk in plan["links"] if all(nodes[lk[e]]["kind"] == "router" for e in "ab")]
+    if len(between) != 1:
+        raise BadJob(f"links: a dumbbell has one link between two routers, got {len(between)}")
+    link = between[0]
+    shaped = [n for n, q in link["queues"].items() if q["kind"] != "lossless"]
+    if len(shaped) != 1:
+        raise BadJob(f"links.{link['id']}.queues: a discipline at one end of the bottleneck, "
+                     f"got {len(shaped)}")
+    side = shaped[0]
+    access = [lk for lk in plan["links"] if lk is not link]
+    delays = {lk["delay_ns"] for lk in access}
+    if len(delays) != 1:
+        raise BadJob(f"links: the access links' delays must be equal (folded into the emulator), "
+                     f"got {sorted(delays)}")
+    at: dict[str, str] = {}
+    for lk in access:
+        host, router = (lk["a"], lk["b"]) if nodes[lk["a"]]["kind"] == "host" else (lk["b"], lk["a"])
+        at[host] = router
+    for i, f in enumerate(plan["flows"]):
+        if at.get(f["src"]) != side or at.get(f["dst"]) == side:
+            raise BadJob(f"flows[{i}]: data goes from hosts at {side} through the discipline "
+                         "to the other side")
+    hosts = [n for n in plan["nodes"] if n["kind"] == "host"]
+    return Dumbbell(link=link, side=side, queue=link["queues"][side],
+                    hosts_a=[h for h in hosts if at[h["id"]] == side],
+                    hosts_b=[h for h in hosts if at[h["id"]] != side],
+                    access_delay_ns=delays.pop(), mtu_bytes=max(lk["mtu_bytes"] for lk in plan["links"]))
 
 
-def tos_of(f: dict) -> int:
-    return (f["cls"] << 5) | (f["prec"] << 3)
+def param_text(value: object) -> str:
+    """A typed plan parameter in the core's text syntax (qlab-emu --param): bool 1/0,
+    u32_list a:b:c, ppm an exact decimal, integers and enum names as they are."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, list):
+        return ":".join(str(v) for v in value)
+    if isinstance(value, float):
+        # repr: the shortest digits that read back as this float (0.05, 1e-06)
+        text = format(decimal.Decimal(repr(value)), "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return str(value)
 
 
-def emu_args(job: dict, emu: Path, out: Path, m_a: str, m_b: str, epoch_ns: int, rt: int) -> list[str]:
-    topo = job["topology"]
-    delay_ns = round((topo["bottleneck_delay_s"] + 2 * topo["access_delay_s"]) * 1e9)
-    args = [str(emu), "--if-a", m_a, "--if-b", m_b,
-            "--rate-bps", str(int(topo["bottleneck_rate_bps"])), "--delay-ns", str(delay_ns),
+def emu_args(plan: dict, d: Dumbbell, emu: Path, out: Path, ifs: tuple[str, str], epoch_ns: int,
+             rt: int) -> list[str]:
+    q = d.queue
+    args = [str(emu), "--if-a", ifs[0], "--if-b", ifs[1],
+            "--rate-bps", str(d.link["rate_bps"]), "--delay-ns", str(d.emu_delay_ns),
             "--rev-param", f"limit_pkts={REVERSE_LIMIT_PKTS}",
             "--overhead-bytes", str(LINK_OVERHEAD_BYTES),
-            "--disc", job["discipline"]["kind"], "--seed", str(job["seed"]),
-            "--epoch-ns", str(epoch_ns), "--flowmap", str(out / "flowmap.txt"),
-            "--queues", str(out / "queues.csv"),
-            "--sample-ns", str(round(job["trace"]["queue_sample_interval_s"] * 1e9)),
+            "--disc", q["kind"], "--seed", str(q["seed"]),
+            "--epoch-ns", str(epoch_ns), "--end-ns", str(plan["duration_ns"]), "--queue-id", d.queue_id,
+            "--sample-ns", str(plan["trace"]["queue_sample_interval_ns"]),
             "--summary", str(out / "emu-summary.json"), "--ready", str(out / "emu.ready")]
-    for name, value in sorted(job["discipline"].get("params", {}).items()):
-        args += ["--param", f"{name}={value}"]
-    if job["trace"].get("packets"):
-        args += ["--packets", str(out / "packets.csv")]
+    for name, value in sorted(q["params"].items()):
+        args += ["--param", f"{name}={param_text(value)}"]
+    if d.queue_id in plan["trace"]["queues"]:
+        args += ["--queues", str(out / "queue_facts.csv")]
+        if plan["trace"]["packets"]:
+            args += ["--packets", str(out / "packet_facts.csv"), "--flowmap", str(out / "flowmap.txt")]
     if rt:
         args += ["--rt-priority", str(rt)]
     return args
+
+
+def flowmap(plan: dict) -> str:
+    """qlab-emu's flow map: each flow's 5-tuple (data direction) and id."""
+    addr = {n["id"]: n["address"] for n in plan["nodes"]}
+    return "".join(f"{'tcp' if f['app'] == 'bulk' else 'udp'} {addr[f['src']]} {f['src_port']} "
+                   f"{addr[f['dst']]} {f['dst_port']} {f['flow_id']}\n" for f in plan["flows"])
 
 
 def fidelity(summary: dict, mtu_bytes: int = 1500) -> tuple[bool, list[str], dict]:
@@ -306,10 +368,6 @@ def fidelity(summary: dict, mtu_bytes: int = 1500) -> tuple[bool, list[str], dic
 # the run
 
 
-def fmt_s(ns: int) -> str:
-    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
-
-
 def read_json(path: Path) -> dict | None:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -317,246 +375,228 @@ def read_json(path: Path) -> dict | None:
         return None
 
 
-def write_flows(job: dict, out: Path, res: dict, end_ns: int) -> bool:
-    """flows.csv with the ns-3 runner's columns and semantics; returns all_completed."""
-    header = ("flow_id,app,group,cls,prec,seg_bytes,bytes_goal,bytes_delivered,start_s,end_s,"
-              "completed,fct_s,goodput_bps,tx_packets,retx_packets,rx_packets,lost_packets,"
-              "delay_mean_s,delay_max_s")
-    lines = [header]
-    all_done = True
-    for f in sorted(job["flows"], key=lambda f: f["flow_id"]):
-        r = res[f["flow_id"]]
-        start_ns = round(f["start_s"] * 1e9)
-        udp = f["app"] in UDP_APPS
-        if udp:
-            seg = f["pkt_bytes"] - 28
-            snd = r["send"] or {}
-            rcv = r["sink"] or {}
-            tx = int(snd.get("tx", 0))
-            rx = min(int(rcv.get("rx", 0)), tx)
-            goal = int(snd.get("scheduled", 0)) * seg
-            delivered = min(rx * seg, goal)
-            stop_ns = round(f["on_periods"][-1][1] * 1e9) if f["on_periods"] else start_ns
-            done = end_ns >= stop_ns + round(UDP_DRAIN_S * 1e9)
-            flow_end = stop_ns if done else end_ns
-            retx = 0
-            udp_cols = [str(rx), str(tx - rx)]
-            if rx:
-                mean = (int(rcv["delay_sum_ns"]) + rx // 2) // rx
-                udp_cols += [fmt_s(mean), fmt_s(int(rcv["delay_max_ns"]))]
-            else:
-                udp_cols += ["NA", "NA"]
+def flow_facts(plan: dict, apps: dict[int, dict], epoch_ns: int) -> str:
+    """flow_facts.csv (docs/traces.md, "Raw facts") from the applications' counters."""
+    def rel(t: int | None) -> str:
+        return NA if t is None else str(t - epoch_ns)
+
+    lines = [",".join(FLOW_FACTS_COLUMNS)]
+    for f in sorted(plan["flows"], key=lambda f: f["flow_id"]):
+        snd = apps[f["flow_id"]].get("send") or {}
+        rcv = apps[f["flow_id"]].get("sink") or {}
+        rx_bytes = rcv.get("rx_bytes", 0)
+        row = [f["flow_id"], snd.get("tx_packets", 0), snd.get("retx_packets", 0)]
+        if f["app"] in UDP_APPS:
+            rx = rcv.get("rx_packets", 0)
+            row += [rx, rx_bytes, rel(rcv.get("first_rx_ns")), rel(rcv.get("last_rx_ns")),
+                    rcv.get("delay_sum_ns", 0) if rx else NA, rcv.get("delay_max_ns") if rx else NA]
         else:
-            seg = f["seg_bytes"]
-            goal = int(f["bytes"])
-            rcv = r["sink"] or {}
-            snd = r["send"] or {}
-            delivered = min(int(rcv.get("delivered", 0)), goal)
-            end_abs = rcv.get("end_ns")
-            done = end_abs is not None and delivered == goal
-            rel_end = max(start_ns, int(end_abs) - r["epoch_ns"]) if done else end_ns
-            if done and rel_end > end_ns:
-                done, rel_end = False, end_ns
-            flow_end = rel_end
-            tx = int(snd.get("tx_segments", 0))
-            retx = min(int(snd.get("retx_segments", 0)), tx)
-            udp_cols = ["NA"] * 4
-        all_done &= done
-        elapsed = flow_end - start_ns
-        goodput = 8 * delivered / (elapsed / 1e9) if elapsed > 0 else 0.0
-        row = [str(f["flow_id"]), f["app"], f["group"], str(f["cls"]), str(f["prec"]), str(seg),
-               str(goal), str(delivered), fmt_s(start_ns),
-               fmt_s(flow_end) if done else "NA", "1" if done else "0",
-               fmt_s(flow_end - start_ns) if done and not udp else "NA",
-               f"{goodput:.6f}", str(tx), str(retx), *udp_cols]
-        lines.append(",".join(row))
-    (out / "flows.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return all_done
+            row += [NA, rx_bytes, rel(rcv.get("first_rx_ns")), rel(rcv.get("last_rx_ns")), NA, NA]
+        lines.append(",".join(str(v) for v in row))
+    return "\n".join(lines) + "\n"
 
 
-def configure_host(h, job: dict, ifname: str) -> None:
-    tcp = job["tcp"]
-    cc = {"NewReno": "reno", "Reno": "reno", "Cubic": "cubic", "Bbr": "bbr"}.get(tcp["variant"], "reno")
+def segment(hosts: list[dict]) -> ipaddress.IPv4Network:
+    """The longest prefix holding every host: the run's one Ethernet segment."""
+    addrs = [int(ipaddress.IPv4Address(h["address"])) for h in hosts]
+    differ = 0
+    for a in addrs:
+        differ |= a ^ addrs[0]
+    return ipaddress.ip_interface(f"{hosts[0]['address']}/{32 - differ.bit_length()}").network
+
+
+def configure_host(h, plan: dict, ifname: str, net: ipaddress.IPv4Network, mtu: int) -> None:
+    tcp = plan["tcp"]
     sysctls = {
         "net.ipv6.conf.all.disable_ipv6": 1, "net.ipv6.conf.default.disable_ipv6": 1,
-        "net.ipv4.tcp_congestion_control": cc, "net.ipv4.tcp_sack": int(tcp["sack"]),
-        "net.ipv4.tcp_timestamps": int(tcp["timestamps"]),
+        "net.ipv4.tcp_congestion_control": {"NewReno": "reno"}[tcp["variant"]],
+        "net.ipv4.tcp_sack": int(tcp["sack"]), "net.ipv4.tcp_timestamps": int(tcp["timestamps"]),
         "net.ipv4.tcp_window_scaling": int(tcp["window_scaling"]), "net.ipv4.tcp_ecn": 0,
         "net.ipv4.tcp_no_metrics_save": 1, "net.ipv4.tcp_slow_start_after_idle": 0,
     }
     h.cmd("sysctl -qw " + " ".join(f"{k}={v}" for k, v in sysctls.items()))
-    h.cmd(f"ethtool -K {ifname} tso off gso off gro off tx off rx off >/dev/null 2>&1")
-    rto_ms = max(1, round(tcp["min_rto_s"] * 1000))
-    h.cmd(f"ip route change 10.0.0.0/8 dev {ifname} proto kernel scope link src {h.IP()} "
+    h.cmd(f"ethtool -K {ifname} tso off gso off gro off tx off rx off >/dev/null 2>&1; "
+          f"ip link set dev {ifname} mtu {mtu}")
+    rto_ms = max(1, round(tcp["min_rto_ns"] / 1e6))
+    h.cmd(f"ip route change {net} dev {ifname} proto kernel scope link src {h.IP()} "
           f"initcwnd {tcp['initial_cwnd_segments']} rto_min {rto_ms}ms")
 
 
-def run(job_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
+def build_network(plan: dict, d: Dumbbell, tag: str):
+    """The dumbbell in Mininet: (net, plan host id -> Mininet host, the middlebox)."""
     from mininet.link import Link
-    from mininet.log import setLogLevel
     from mininet.net import Mininet
     from mininet.node import Host
     from mininet.nodelib import LinuxBridge
 
-    job = load_job(job_file)
-    t_wall = time.monotonic()
-    out.mkdir(parents=True, exist_ok=True)
-    setLogLevel("error")
     # Mininet.init() would raise limits and sysctls of the root namespace
     # (fixLimits): qlab leaves the host's configuration alone.
     Mininet.inited = True
-    flows = sorted(job["flows"], key=lambda f: f["flow_id"])
     net = Mininet(topo=None, controller=None, switch=LinuxBridge, host=Host, link=Link,
                   build=False, autoSetMacs=False, autoStaticArp=False, waitConnected=False)
     # Bridges in their own namespaces: the root namespace's bridge netfilter
     # (net.bridge.bridge-nf-call-iptables, per namespace) and firewall (Docker
     # sets FORWARD to DROP) never see the run's frames, and the host's
     # configuration stays untouched.
-    sw_l = net.addSwitch(f"{tag}L", dpid="1", inNamespace=True)
-    sw_r = net.addSwitch(f"{tag}R", dpid="2", inNamespace=True)
+    bridges = {"A": net.addSwitch(f"{tag}A", dpid="1", inNamespace=True),
+               "B": net.addSwitch(f"{tag}B", dpid="2", inNamespace=True)}
     mbox = net.addHost(f"{tag}m", ip=None)
-    net.addLink(mbox, sw_l, intfName1=f"{tag}m-a", intfName2=f"{tag}L-m")
-    net.addLink(mbox, sw_r, intfName1=f"{tag}m-b", intfName2=f"{tag}R-m")
-    srcs, dsts = [], []
-    for i, _f in enumerate(flows):
-        s = net.addHost(f"{tag}s{i}", ip=f"{addr(1, i)}/8")
-        d = net.addHost(f"{tag}d{i}", ip=f"{addr(2, i)}/8")
-        net.addLink(s, sw_l, intfName1=f"{tag}s{i}-0", intfName2=f"{tag}L-{i}")
-        net.addLink(d, sw_r, intfName1=f"{tag}d{i}-0", intfName2=f"{tag}R-{i}")
-        srcs.append(s)
-        dsts.append(d)
+    # Before any interface is up: no IPv6, and no IGMP reports for link-local
+    # groups (a bridge joins 224.0.0.106, the snoopers' group): only the
+    # plan's packets reach the discipline.
+    for node in (*bridges.values(), mbox):
+        node.cmd("sysctl -qw net.ipv4.igmp_link_local_mcast_reports=0 net.ipv6.conf.all.disable_ipv6=1"
+                 " net.ipv6.conf.default.disable_ipv6=1 net.bridge.bridge-nf-call-iptables=0"
+                 " net.bridge.bridge-nf-call-ip6tables=0 net.bridge.bridge-nf-call-arptables=0"
+                 " >/dev/null 2>&1")
+    for end in "AB":
+        net.addLink(mbox, bridges[end], intfName1=f"{tag}m-{end}", intfName2=f"{tag}{end}-m")
+    seg = segment(d.hosts_a + d.hosts_b)
+    hosts, ifname = {}, {}
+    for end, prefix, members in (("A", "s", d.hosts_a), ("B", "d", d.hosts_b)):
+        for i, node in enumerate(members):
+            name = f"{tag}{prefix}{i}"
+            hosts[node["id"]] = net.addHost(name, ip=f"{node['address']}/{seg.prefixlen}")
+            ifname[node["id"]] = f"{name}-0"
+            net.addLink(hosts[node["id"]], bridges[end], intfName1=ifname[node["id"]],
+                        intfName2=f"{tag}{end}-{i}")
     net.build()
     net.start()
-    for sw in (sw_l, sw_r):
-        sw.cmd("sysctl -qw net.bridge.bridge-nf-call-iptables=0 net.bridge.bridge-nf-call-ip6tables=0"
-               " net.bridge.bridge-nf-call-arptables=0 net.ipv6.conf.all.disable_ipv6=1 >/dev/null 2>&1")
-    # The middlebox forwards frames, it is no IP host.
-    for ifname in (f"{tag}m-a", f"{tag}m-b"):
-        mbox.cmd(f"ip addr flush dev {ifname}; ethtool -K {ifname} tso off gso off gro off tx off rx off"
-                 " >/dev/null 2>&1")
-    mbox.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
-    for sw in (sw_l, sw_r):
-        sw.cmd(f"for i in $(ls /sys/class/net | grep '^{sw.name}-'); do"
+    for br in bridges.values():
+        br.cmd(f"for i in $(ls /sys/class/net | grep '^{br.name}-'); do ip link set dev $i mtu {d.mtu_bytes};"
                " ethtool -K $i tso off gso off gro off tx off rx off >/dev/null 2>&1; done")
-    for i, (s, d) in enumerate(zip(srcs, dsts, strict=True)):
-        configure_host(s, job, f"{tag}s{i}-0")
-        configure_host(d, job, f"{tag}d{i}-0")
-        s.setARP(ip=d.IP(), mac=d.MAC())
-        d.setARP(ip=s.IP(), mac=s.MAC())
-    (out / "flowmap.txt").write_text("".join(f"{addr(1, i)} {f['flow_id']}\n" for i, f in enumerate(flows)))
+    # The middlebox forwards frames, it is no IP host.
+    for end in "AB":
+        mbox.cmd(f"ip addr flush dev {tag}m-{end}; ip link set dev {tag}m-{end} mtu {d.mtu_bytes}; "
+                 f"ethtool -K {tag}m-{end} tso off gso off gro off tx off rx off >/dev/null 2>&1")
+    for hid, h in hosts.items():
+        configure_host(h, plan, ifname[hid], seg, d.mtu_bytes)
+    for src, dst in {(f["src"], f["dst"]) for f in plan["flows"]}:
+        hosts[src].setARP(ip=hosts[dst].IP(), mac=hosts[dst].MAC())
+        hosts[dst].setARP(ip=hosts[src].IP(), mac=hosts[src].MAC())
+    return net, hosts, mbox
 
-    logs = out / "logs"
+
+def done_at(plan: dict, f: dict, sink: Path, epoch_ns: int) -> int | None:
+    """Run time at which the flow is done (docs/jobs.md), once known."""
+    if f["app"] in UDP_APPS:
+        periods = f["on_periods_ns"]
+        return (periods[-1][1] if periods else f["start_ns"]) + plan["udp_drain_ns"]
+    if f["bytes"] == 0:
+        return f["start_ns"]
+    got = read_json(sink)
+    if got and got.get("rx_bytes") == f["bytes"]:
+        return got["last_rx_ns"] - epoch_ns
+    return None
+
+
+def wait_for_end(plan: dict, emu_proc: subprocess.Popen, sinks: dict[int, Path], epoch_ns: int) -> None:
+    """Until duration_ns (qlab-emu stops the model itself then) or, with
+    stop_when_done, until every flow is done."""
+    pending = {f["flow_id"]: f for f in plan["flows"]}
+    while True:
+        ended = emu_proc.poll() is not None
+        now = time.time_ns() - epoch_ns
+        if ended:
+            if emu_proc.returncode == 0 and now >= plan["duration_ns"]:
+                return
+            raise RuntimeError(f"qlab-emu died during the run (exit {emu_proc.returncode})")
+        if now >= plan["duration_ns"]:
+            return
+        if plan["stop_when_done"]:
+            for fid, f in list(pending.items()):
+                t = done_at(plan, f, sinks[fid], epoch_ns)
+                if t is not None and t <= now:
+                    del pending[fid]
+            if not pending:
+                return
+        time.sleep(0.02)
+
+
+def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
+    from mininet.log import setLogLevel
+
+    t_wall = time.monotonic()
+    plan = json.loads(plan_file.read_text(encoding="utf-8"))
+    d = dumbbell(plan)
+    out.mkdir(parents=True, exist_ok=True)
+    setLogLevel("error")
+    net, hosts, mbox = build_network(plan, d, tag)
+    addr = {n["id"]: n["address"] for n in plan["nodes"]}
+    if plan["trace"]["packets"]:
+        (out / "flowmap.txt").write_text(flowmap(plan), encoding="utf-8")
+    logs, apps_dir = out / "logs", out / "apps"
     logs.mkdir(exist_ok=True)
+    apps_dir.mkdir(exist_ok=True)
     procs = []
 
-    def popen(host, name: str, cmd: list[str]):
+    def popen(host, name: str, cmd: list[str]) -> subprocess.Popen:
         log = open(logs / f"{name}.log", "wb")  # noqa: SIM115 (closed with the process)
         p = host.popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-        procs.append((name, p, log))
+        procs.append((p, log))
         return p
 
-    lead_s = 1.0 + 0.02 * len(flows)
+    # Time 0 is an epoch far enough ahead that the emulator and every sink
+    # are up before the first sender starts.
+    lead_s = 1.0 + 0.02 * len(plan["flows"])
     epoch_ns = time.time_ns() + round(lead_s * 1e9)
-    emu_proc = popen(mbox, "qlab-emu", emu_args(job, emu, out, f"{tag}m-a", f"{tag}m-b", epoch_ns, rt))
+    emu_proc = popen(mbox, "qlab-emu", emu_args(plan, d, emu, out, (f"{tag}m-A", f"{tag}m-B"), epoch_ns, rt))
+    times = ["--epoch-ns", str(epoch_ns), "--end-ns", str(plan["duration_ns"])]
     traffic = [sys.executable, str(HERE / "qlab_traffic.py")]
-    res_dir = out / "apps"
-    res_dir.mkdir(exist_ok=True)
-    results: dict[int, dict] = {}
-    app_procs = []
-    for i, f in enumerate(flows):
+    sinks, senders, sinks_p = {}, [], []
+    for f in plan["flows"]:
         fid = f["flow_id"]
-        sink_out = res_dir / f"sink-{fid}.json"
-        send_out = res_dir / f"send-{fid}.json"
-        results[fid] = {"sink_path": sink_out, "send_path": send_out, "epoch_ns": epoch_ns}
-        if f["app"] == "bulk":
-            app_procs.append(popen(dsts[i], f"sink-{fid}", traffic + [
-                "tcp-sink", "--port", str(TCP_PORT), "--goal", str(f["bytes"]), "--mss", str(f["seg_bytes"]),
-                "--rcvbuf", str(job["tcp"]["rcv_buf_bytes"]), "--out", str(sink_out)]))
-        else:
-            app_procs.append(popen(dsts[i], f"sink-{fid}", traffic + [
-                "udp-sink", "--port", str(UDP_PORT), "--out", str(sink_out)]))
+        spec = apps_dir / f"flow-{fid}.json"
+        spec.write_text(json.dumps({"flow": f, "dst_address": addr[f["dst"]], "tcp": plan["tcp"]}))
+        sinks[fid] = apps_dir / f"sink-{fid}.json"
+        sinks_p.append(popen(hosts[f["dst"]], f"sink-{fid}",
+                             traffic + ["sink", "--flow", str(spec), *times, "--out", str(sinks[fid])]))
     # Sinks listening and the emulator's sockets open before any sender starts.
-    deadline = time.monotonic() + 10 + 0.2 * len(flows)
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 10 + 0.2 * len(plan["flows"])
+    while not ((out / "emu.ready").exists() and all(Path(f"{s}.listening").exists() for s in sinks.values())):
         if emu_proc.poll() is not None:
             raise RuntimeError(f"qlab-emu exited with {emu_proc.returncode}: "
                                + (logs / "qlab-emu.log").read_text(errors="replace")[-500:])
-        if (out / "emu.ready").exists() and all(Path(f"{r['sink_path']}.listening").exists()
-                                                 for r in results.values()):
-            break
+        if time.monotonic() > deadline:
+            raise RuntimeError("the emulator or the sinks did not start within the deadline")
         time.sleep(0.02)
-    else:
-        raise RuntimeError("the emulator or the sinks did not start within the deadline")
     if time.time_ns() > epoch_ns:
         raise RuntimeError(f"start-up took longer than the {lead_s:.2f} s lead; the schedule would be late")
-    for i, f in enumerate(flows):
+    for f in plan["flows"]:
         fid = f["flow_id"]
-        r = results[fid]
-        if f["app"] == "bulk":
-            app_procs.append(popen(srcs[i], f"send-{fid}", traffic + [
-                "tcp-send", "--dst", addr(2, i), "--port", str(TCP_PORT), "--bytes", str(f["bytes"]),
-                "--mss", str(f["seg_bytes"]), "--tos", str(tos_of(f)),
-                "--sndbuf", str(job["tcp"]["snd_buf_bytes"]),
-                "--start-ns", str(epoch_ns + round(f["start_s"] * 1e9)), "--out", str(r["send_path"])]))
-        else:
-            app_procs.append(popen(srcs[i], f"send-{fid}", traffic + [
-                "udp-send", "--dst", addr(2, i), "--port", str(UDP_PORT), "--pkt-bytes", str(f["pkt_bytes"]),
-                "--rate-bps", str(f["rate_bps"]), "--periods", json.dumps(f["on_periods"]),
-                "--tos", str(tos_of(f)), "--epoch-ns", str(epoch_ns), "--out", str(r["send_path"])]))
+        senders.append(popen(hosts[f["src"]], f"send-{fid}", traffic + [
+            "send", "--flow", str(apps_dir / f"flow-{fid}.json"), *times,
+            "--out", str(apps_dir / f"send-{fid}.json")]))
 
-    duration_ns = round(job["duration_s"] * 1e9)
-
-    def done_at(f: dict) -> int | None:
-        """Run time at which the flow is done, if known yet."""
-        if f["app"] in UDP_APPS:
-            stop = f["on_periods"][-1][1] if f["on_periods"] else f["start_s"]
-            return round((stop + UDP_DRAIN_S) * 1e9)
-        sink = read_json(results[f["flow_id"]]["sink_path"])
-        if sink and sink.get("end_ns") is not None:
-            return int(sink["end_ns"]) - epoch_ns
-        return None
-
-    while True:
-        now = time.time_ns() - epoch_ns
-        if now >= duration_ns:
-            end_ns = duration_ns
-            break
-        if job.get("stop_when_done", True):
-            ends = [done_at(f) for f in flows]
-            if all(e is not None and e <= now for e in ends):
-                end_ns = max([now] + [e for e in ends if e is not None])
-                end_ns = min(end_ns, duration_ns)
-                break
-        if emu_proc.poll() is not None:
-            raise RuntimeError(f"qlab-emu died during the run (exit {emu_proc.returncode})")
-        time.sleep(0.02)
-    # Stop the applications (their counters are final on SIGTERM), then the emulator.
-    for p in app_procs:
+    wait_for_end(plan, emu_proc, sinks, epoch_ns)
+    # The end: the emulator (its last sample) and the senders first, then
+    # the sinks; every counter is final on SIGTERM.
+    for p in (emu_proc, *senders):
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
-    for p in app_procs:
+    emu_proc.wait(timeout=10)
+    for p in sinks_p:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in (*senders, *sinks_p):
         try:
             p.wait(timeout=5)
         except subprocess.TimeoutExpired:
             p.kill()
-    emu_proc.send_signal(signal.SIGTERM)
-    emu_proc.wait(timeout=10)
-    for _name, _p, log in procs:
+    for _p, log in procs:
         log.close()
     if emu_proc.returncode != 0:
         raise RuntimeError(f"qlab-emu exited with {emu_proc.returncode}")
-    for r in results.values():
-        r["sink"] = read_json(r["sink_path"])
-        r["send"] = read_json(r["send_path"])
-    all_done = write_flows(job, out, results, end_ns)
+    apps = {f["flow_id"]: {"sink": read_json(sinks[f["flow_id"]]),
+                           "send": read_json(apps_dir / f"send-{f['flow_id']}.json")} for f in plan["flows"]}
+    (out / "flow_facts.csv").write_text(flow_facts(plan, apps, epoch_ns), encoding="utf-8")
     summary = json.loads((out / "emu-summary.json").read_text())
-    valid, reasons, fid_facts = fidelity(summary)
+    valid, reasons, fid_facts = fidelity(summary, d.mtu_bytes)
     net.stop()
     mn = subprocess.run(["mn", "--version"], capture_output=True, text=True, check=False)
     mn_version = (mn.stdout + mn.stderr).strip().splitlines()[-1:] or ["unknown"]
     facts = {
-        "sim_end_s": end_ns / 1e9,
-        "all_completed": all_done,
+        "end_ns": summary["end_ns"],
         "versions": {"mininet": mn_version[0], "qlab-emu": summary["version"],
                      "compiler": summary["compiler"], "kernel": platform.release(),
                      "python": platform.python_version()},
@@ -574,7 +614,7 @@ def run(job_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("job", nargs="?", type=Path)
+    p.add_argument("plan", nargs="?", type=Path, help="the resolved plan (JSON)")
     p.add_argument("out", nargs="?", type=Path)
     p.add_argument("--emu", type=Path, default=HERE.parent.parent / "build" / "emu" / "qlab-emu")
     p.add_argument("--rt-priority", type=int, default=50,
@@ -598,8 +638,8 @@ def main() -> int:
     if a.cleanup_stale:
         print(json.dumps(cleanup_stale()))
         return 0
-    if not a.job or not a.out:
-        p.error("JOB and OUTDIR are required")
+    if not a.plan or not a.out:
+        p.error("PLAN and OUTDIR are required")
     if not a.emu.exists():
         print(f"qlab_mn_run: qlab-emu not found at {a.emu} (make -C disciplines/emu)", file=sys.stderr)
         return 1
@@ -612,7 +652,7 @@ def main() -> int:
     tag = a.tag or f"q{secrets.token_hex(2)[:3]}"
     if len(tag) > 5 or not tag.isalnum():
         p.error("--tag: at most 5 letters or digits (interface names are limited to 15 characters)")
-    (STATE_DIR / f"{tag}.json").write_text(json.dumps({"tag": tag, "pid": os.getpid(), "job": str(a.job)}))
+    (STATE_DIR / f"{tag}.json").write_text(json.dumps({"tag": tag, "pid": os.getpid(), "plan": str(a.plan)}))
     reaper = start_reaper(tag, a.watch_launcher)
     os.environ[TAG_ENV] = tag
 
@@ -621,7 +661,7 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     try:
-        return run(a.job, a.out, a.emu.resolve(), a.rt_priority, tag)
+        return run(a.plan, a.out, a.emu.resolve(), a.rt_priority, tag)
     except BadJob as exc:
         print(f"qlab_mn_run: {exc}", file=sys.stderr)
         return EXIT_BAD_JOB

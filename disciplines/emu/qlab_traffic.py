@@ -1,23 +1,35 @@
 #!/usr/bin/env python3
-"""qlab's traffic on real sockets (the mininet backend; any Python >= 3.9, stdlib only).
+"""One flow of a qlab plan on real sockets (the mininet backend; any Python >= 3.9, stdlib only).
 
-    qlab_traffic.py tcp-sink  --port P --goal BYTES --mss M --out F.json
-    qlab_traffic.py tcp-send  --dst IP --port P --bytes N --mss M --tos T --start-ns S --out F.json
-    qlab_traffic.py udp-sink  --port P --out F.json
-    qlab_traffic.py udp-send  --dst IP --port P --pkt-bytes B --rate-bps R --epoch-ns E
-                              --periods '[[a, b], ...]' --tos T --out F.json
+    qlab_traffic.py sink --flow FLOW.json --epoch-ns E --end-ns T --out F.json
+    qlab_traffic.py send --flow FLOW.json --epoch-ns E --end-ns T --out F.json
 
-Times are CLOCK_REALTIME nanoseconds (every Mininet host shares the clock, so a
-one-way delay is a plain difference). A sink writes its JSON when its goal is
-reached (tcp) and again, final, on SIGTERM; a sender writes its counters when
-it is done or on SIGTERM. Writes are atomic (temp file + rename), so whoever
-polls the file never reads half of it.
+FLOW.json is {"flow": <a flow of the plan (docs/jobs.md)>, "dst_address": IPV4,
+"tcp": <the plan's tcp>}: the runner's slice of the plan for one flow. A
+`bulk` flow is TCP, `cbr`/`onoff`/`voip` UDP. The sender binds the flow's
+`src_port`, the sink listens on its `dst_port`, so several flows share a host
+and the 5-tuple is the plan's. Times are CLOCK_REALTIME nanoseconds (every
+Mininet host shares the clock, so a one-way delay is a plain difference); the
+plan's times are relative to the epoch E, and nothing is sent or counted
+after the run's end E + T.
+
+What each side writes (atomically: temp file + rename, so whoever polls it
+never reads half of it), absolute times:
+  - TCP sink: rx_bytes (in order, at most the flow's bytes), first_rx_ns and
+    last_rx_ns (when the first byte, and the last counted one, was read:
+    for a complete flow, when the goal was reached); written when the goal is
+    reached and again, final, on SIGTERM;
+  - UDP sink: rx_packets, rx_bytes (payload), first_rx_ns and last_rx_ns
+    (the kernel's receive timestamps), delay_sum_ns and delay_max_ns (receive
+    time minus the send time in the datagram); on SIGTERM;
+  - TCP sender: tx_packets and retx_packets from TCP_INFO
+    (tcpi_data_segs_out, tcpi_total_retrans); UDP sender: tx_packets,
+    send_errors, late_max_ns; when done or on SIGTERM.
 
 UDP datagrams carry a 12-byte header at the start of the payload: the
-sequence number (u32) and the send time (u64 ns), big-endian, then zero
-padding up to pkt_bytes - 28 (docs/jobs.md). TCP: TCP_MAXSEG is the flow's
-seg_bytes, Nagle is off (as ns-3's default), the ToS byte is cls << 5 | prec << 3,
-the sender's segment and retransmission counts come from TCP_INFO.
+sequence number (u32) and the send time (u64 ns), big-endian, then zeros up
+to pkt_bytes - 28. TCP: TCP_MAXSEG is the flow's seg_bytes, Nagle is off (as
+ns-3's default), buffers from the plan's tcp, the ToS byte is the flow's tos.
 """
 
 from __future__ import annotations
@@ -31,7 +43,9 @@ import struct
 import sys
 import time
 
+UDP_APPS = ("cbr", "onoff", "voip")
 UDP_HEADER = struct.Struct("!IQ")
+UDP_IP_HEADER_BYTES = 28
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
 # struct tcp_info offsets (linux/tcp.h): tcpi_total_retrans, tcpi_data_segs_out
@@ -74,89 +88,86 @@ def tcp_counts(sock: socket.socket) -> tuple[int, int]:
     return segs, retx
 
 
-def tcp_sink(a: argparse.Namespace) -> None:
+def tcp_sink(spec: dict, end_ns: int, out: str) -> None:
+    f, tcp = spec["flow"], spec["tcp"]
+    goal = f["bytes"]
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
-    if a.rcvbuf:
-        srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, a.rcvbuf)
-    srv.bind(("0.0.0.0", a.port))
+    srv.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, f["seg_bytes"])
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, tcp["rcv_buf_bytes"])
+    srv.bind(("0.0.0.0", f["dst_port"]))
     srv.listen(1)
-    state = {"delivered": 0, "end_ns": None, "final": False}
-    write_json(a.out + ".listening", {})
+    state = {"rx_bytes": 0, "first_rx_ns": None, "last_rx_ns": None, "final": False}
+    write_json(out + ".listening", {})
     try:
-        if a.goal == 0:
-            state["end_ns"] = time.time_ns()
-            write_json(a.out, state)
         conn, _ = srv.accept()
-        while True:
+        while state["rx_bytes"] < goal:
             data = conn.recv(1 << 16)
-            if not data:
+            now = time.time_ns()
+            if not data or now > end_ns:
                 break
-            state["delivered"] += len(data)
-            if state["end_ns"] is None and state["delivered"] >= a.goal:
-                state["end_ns"] = time.time_ns()
-                write_json(a.out, state)
-        conn.close()
-        state["final"] = True
-        write_json(a.out, state)
+            if state["first_rx_ns"] is None:
+                state["first_rx_ns"] = now
+            state["rx_bytes"] = min(goal, state["rx_bytes"] + len(data))
+            state["last_rx_ns"] = now
+        if state["rx_bytes"] == goal:
+            write_json(out, state)  # the goal: the runner polls for it
+        while conn.recv(1 << 16):
+            pass
+        conn.close()  # the sender waits for it before it reads its counters
         signal.pause()
     except Stop:
-        state["final"] = True
-        write_json(a.out, state)
+        pass
+    state["final"] = True
+    write_json(out, state)
 
 
-def tcp_send(a: argparse.Namespace) -> None:
+def tcp_send(spec: dict, epoch_ns: int, out: str) -> None:
+    f, tcp = spec["flow"], spec["tcp"]
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, a.tos)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["tos"])
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, f["seg_bytes"])
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    if a.sndbuf:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, a.sndbuf)
-    state = {"tx_segments": 0, "retx_segments": 0, "sent": 0, "final": False}
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, tcp["snd_buf_bytes"])
+    sock.bind(("0.0.0.0", f["src_port"]))
+    state = {"tx_packets": 0, "retx_packets": 0, "final": False}
     try:
-        sleep_until(a.start_ns)
-        state["connect_ns"] = time.time_ns()
-        sock.connect((a.dst, a.port))
-        chunk = bytes(min(a.bytes, 1 << 16)) if a.bytes else b""
-        left = a.bytes
+        sleep_until(epoch_ns + f["start_ns"])
+        sock.connect((spec["dst_address"], f["dst_port"]))
+        left = f["bytes"]
+        chunk = bytes(min(left, 1 << 16))
         while left > 0:
-            n = sock.send(chunk[: min(left, len(chunk))])
-            left -= n
-            state["sent"] += n
+            left -= sock.send(chunk[: min(left, len(chunk))])
         sock.shutdown(socket.SHUT_WR)
         while sock.recv(4096):
             pass
-        state["tx_segments"], state["retx_segments"] = tcp_counts(sock)
-        state["final"] = True
-        write_json(a.out, state)
+        state["tx_packets"], state["retx_packets"] = tcp_counts(sock)
+        write_json(out, state)
         signal.pause()
     except Stop:
-        state["tx_segments"], state["retx_segments"] = tcp_counts(sock)
-        state["final"] = True
-        write_json(a.out, state)
+        state["tx_packets"], state["retx_packets"] = tcp_counts(sock)
+    state["final"] = True
+    write_json(out, state)
 
 
-def udp_schedule(periods: list[list[float]], interval_ns: int, epoch_ns: int) -> list[int]:
-    """Send times (absolute ns): start + k * interval < end, in each period."""
+def udp_schedule(flow: dict, epoch_ns: int, end_ns: int) -> list[int]:
+    """Send times (absolute ns): start + k * interval_ns < end in each on-period, before the run's end."""
     times = []
-    for start_s, end_s in periods:
-        start = round(start_s * 1e9)
-        end = round(end_s * 1e9)
-        t = start
-        while t < end:
-            times.append(epoch_ns + t)
-            t += interval_ns
-    return times
+    for start, end in flow["on_periods_ns"]:
+        times.extend(range(epoch_ns + start, epoch_ns + end, flow["interval_ns"]))
+    return [t for t in times if t < end_ns]
 
 
-def udp_send(a: argparse.Namespace) -> None:
-    interval_ns = round(8 * a.pkt_bytes / a.rate_bps * 1e9)
-    times = udp_schedule(json.loads(a.periods), interval_ns, a.epoch_ns)
-    payload = bytearray(a.pkt_bytes - 28)
+def udp_send(spec: dict, epoch_ns: int, end_ns: int, out: str) -> None:
+    f = spec["flow"]
+    times = udp_schedule(f, epoch_ns, end_ns)
+    payload = bytearray(f["pkt_bytes"] - UDP_IP_HEADER_BYTES)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, a.tos)
-    state = {"scheduled": len(times), "tx": 0, "send_errors": 0, "late_max_ns": 0, "final": False}
+    sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["tos"])
+    sock.bind(("0.0.0.0", f["src_port"]))
+    dst = (spec["dst_address"], f["dst_port"])
+    state = {"tx_packets": 0, "send_errors": 0, "late_max_ns": 0, "final": False}
     try:
         for seq, t in enumerate(times):
             sleep_until(t)
@@ -164,25 +175,27 @@ def udp_send(a: argparse.Namespace) -> None:
             state["late_max_ns"] = max(state["late_max_ns"], now - t)
             UDP_HEADER.pack_into(payload, 0, seq, now)
             try:
-                sock.sendto(payload, (a.dst, a.port))
-                state["tx"] += 1
+                sock.sendto(payload, dst)
+                state["tx_packets"] += 1
             except OSError:
                 state["send_errors"] += 1  # not sent: not counted as transmitted
-        state["final"] = True
-        write_json(a.out, state)
+        write_json(out, state)
         signal.pause()
     except Stop:
-        state["final"] = True
-        write_json(a.out, state)
+        pass
+    state["final"] = True
+    write_json(out, state)
 
 
-def udp_sink(a: argparse.Namespace) -> None:
+def udp_sink(spec: dict, end_ns: int, out: str) -> None:
+    f = spec["flow"]
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-    sock.bind(("0.0.0.0", a.port))
-    state = {"rx": 0, "rx_bytes": 0, "delay_sum_ns": 0, "delay_max_ns": 0, "final": False}
-    write_json(a.out + ".listening", {})
+    sock.bind(("0.0.0.0", f["dst_port"]))
+    state = {"rx_packets": 0, "rx_bytes": 0, "first_rx_ns": None, "last_rx_ns": None,
+             "delay_sum_ns": 0, "delay_max_ns": None, "final": False}
+    write_json(out + ".listening", {})
     try:
         while True:
             data, anc, _flags, _addr = sock.recvmsg(1 << 16, 256)
@@ -193,53 +206,43 @@ def udp_sink(a: argparse.Namespace) -> None:
                     rx_ns = sec * 1_000_000_000 + nsec
             if rx_ns is None:
                 rx_ns = time.time_ns()
-            if len(data) < UDP_HEADER.size:
+            if len(data) < UDP_HEADER.size or rx_ns > end_ns:
                 continue
             _seq, sent_ns = UDP_HEADER.unpack_from(data, 0)
             delay = max(0, rx_ns - sent_ns)
-            state["rx"] += 1
+            state["rx_packets"] += 1
             state["rx_bytes"] += len(data)
+            if state["first_rx_ns"] is None:
+                state["first_rx_ns"] = rx_ns
+            state["last_rx_ns"] = rx_ns
             state["delay_sum_ns"] += delay
-            state["delay_max_ns"] = max(state["delay_max_ns"], delay)
+            state["delay_max_ns"] = max(state["delay_max_ns"] or 0, delay)
     except Stop:
-        state["final"] = True
-        write_json(a.out, state)
+        pass
+    state["final"] = True
+    write_json(out, state)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="qlab_traffic.py", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("tcp-sink")
-    s.add_argument("--port", type=int, required=True)
-    s.add_argument("--goal", type=int, required=True)
-    s.add_argument("--mss", type=int, required=True)
-    s.add_argument("--rcvbuf", type=int, default=0)
-    s.add_argument("--out", required=True)
-    s = sub.add_parser("tcp-send")
-    s.add_argument("--dst", required=True)
-    s.add_argument("--port", type=int, required=True)
-    s.add_argument("--bytes", type=int, required=True)
-    s.add_argument("--mss", type=int, required=True)
-    s.add_argument("--tos", type=int, default=0)
-    s.add_argument("--sndbuf", type=int, default=0)
-    s.add_argument("--start-ns", type=int, required=True)
-    s.add_argument("--out", required=True)
-    s = sub.add_parser("udp-sink")
-    s.add_argument("--port", type=int, required=True)
-    s.add_argument("--out", required=True)
-    s = sub.add_parser("udp-send")
-    s.add_argument("--dst", required=True)
-    s.add_argument("--port", type=int, required=True)
-    s.add_argument("--pkt-bytes", type=int, required=True)
-    s.add_argument("--rate-bps", type=float, required=True)
-    s.add_argument("--periods", required=True)
-    s.add_argument("--tos", type=int, default=0)
-    s.add_argument("--epoch-ns", type=int, required=True)
-    s.add_argument("--out", required=True)
+    p.add_argument("role", choices=("send", "sink"))
+    p.add_argument("--flow", required=True, help="the flow's JSON (the runner's slice of the plan)")
+    p.add_argument("--epoch-ns", type=int, required=True, help="CLOCK_REALTIME of the plan's time 0")
+    p.add_argument("--end-ns", type=int, required=True, help="the run's end, ns after the epoch")
+    p.add_argument("--out", required=True)
     a = p.parse_args(argv)
+    with open(a.flow, encoding="utf-8") as fh:
+        spec = json.load(fh)
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    {"tcp-sink": tcp_sink, "tcp-send": tcp_send, "udp-sink": udp_sink, "udp-send": udp_send}[a.cmd](a)
+    end = a.epoch_ns + a.end_ns
+    udp = spec["flow"]["app"] in UDP_APPS
+    if a.role == "sink":
+        (udp_sink if udp else tcp_sink)(spec, end, a.out)
+    elif udp:
+        udp_send(spec, a.epoch_ns, end, a.out)
+    else:
+        tcp_send(spec, a.epoch_ns, a.out)
     return 0
 
 

@@ -3,10 +3,11 @@
 ``run()`` calls ``ansible-playbook playbooks/run-job.yml`` against an inventory
 (``inventories/localhost.yml`` unless ``QLAB_MININET_INVENTORY`` names another);
 the playbook checks the emulation host, builds ``qlab-emu`` there, runs
-``disciplines/emu/qlab_mn_run.py`` (Debian's ``/usr/bin/python3``, which can
-import Mininet) and fetches the plain trace tables and ``runner.json`` into
-the work directory. The runner's facts carry ``valid``/``invalid_reasons``
-from the emulator's fidelity checks.
+``disciplines/emu/qlab_mn_run.py`` on the plan (Debian's ``/usr/bin/python3``,
+which can import Mininet) and fetches its raw facts (docs/traces.md) and
+``runner.json`` into the work directory; ``qlab.runjob`` checks and finalises
+them. The runner's facts carry ``valid``/``invalid_reasons``/``fidelity`` from
+the emulator's fidelity checks.
 
 If this process dies, ansible-playbook gets SIGTERM (PR_SET_PDEATHSIG)
 and the helper's reaper (its own session on the emulation host) stops the
@@ -128,6 +129,10 @@ class MininetBackend(Backend):
             if attached.get(f["src"]) != side:
                 out.append(f"flows[{j}].src: the mininet backend sends data through the discipline "
                            f"(from hosts at {side}); {f['src']} is at {attached.get(f['src'])}")
+                break
+            if attached.get(f["dst"]) == side:
+                out.append(f"flows[{j}].dst: the mininet backend sends data through the discipline "
+                           f"(to hosts across the bottleneck from {side}); {f['dst']} is at {side}")
                 break
         if len(plan["flows"]) > MAX_FLOWS:
             out.append(f"flows: at most {MAX_FLOWS} flows in emulation, got {len(plan['flows'])}")
