@@ -419,6 +419,8 @@ def load_all(files: Iterable[str | Path] | None = None) -> list[Scenario]:
 
 def resolve(scen: Scenario, profile: str) -> dict[str, Any]:
     """The scenario document as a given profile runs it, with defaults filled in."""
+    from qlab import backends
+
     if profile not in PROFILES:
         raise ScenarioError([f"profile: expected one of {', '.join(PROFILES)}, got {profile!r}"])
     doc = copy.deepcopy(scen.doc)
@@ -435,7 +437,7 @@ def resolve(scen: Scenario, profile: str) -> dict[str, Any]:
         doc["seeds"] = prof["seeds"]
     seeds = doc["seeds"]
     doc["seeds"] = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
-    doc.setdefault("backends", ["ns3"])
+    doc.setdefault("backends", [backends.DEFAULT])
     doc.setdefault("stop_when_done", True)
     doc.setdefault("sweep", {})
     doc.setdefault("assumptions", [])

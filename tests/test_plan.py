@@ -57,6 +57,21 @@ def test_schemas_take_their_names_from_the_registries():
         assert '"mininet"' not in text and '"droptail"' not in text, f
 
 
+def test_a_backend_is_found_by_its_module_alone(tmp_path, monkeypatch):
+    import qlab.backends as registry
+
+    (tmp_path / "toy.py").write_text(
+        "from qlab.backends.base import Backend\n"
+        "class ToyBackend(Backend):\n"
+        "    name = 'toy'\n"
+        "    summary = 'a test backend'\n"
+        "    def tools(self):\n        return {}\n"
+        "    def run(self, job_file, workdir, log):\n        return {}\n")
+    monkeypatch.setattr(registry, "__path__", [*registry.__path__, str(tmp_path)])
+    found = registry._discover()
+    assert list(found)[0] == "ns3" and "toy" in found and found["toy"].summary == "a test backend"
+
+
 def test_every_backend_declares_itself():
     for name in backends.names():
         b = backends.get(name)
