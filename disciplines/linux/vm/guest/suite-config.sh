@@ -123,7 +123,7 @@ raw "netlink: ncq size_bytes 0" ncq 3 u32 0 "out of range"
 raw "netlink: ncq mode 2" ncq 7 u8 2 "out of range"
 raw "netlink: ncq size_bytes as u8" ncq 3 u8 1 "policy validation"
 tc qdisc replace dev d0 root cqaqm seed 1
-raw "netlink: cqaqm quantum list of 6 bytes" cqaqm 10 len:6 1 "list parameter: expected 1 to 8 u32 values"
+raw "netlink: cqaqm quantum list of 6 bytes" cqaqm 10 len:6 1 "cqaqm: quantum_bytes: expected 1 to 8 u32 values (bytes), got 6 bytes"
 raw "netlink: cqaqm quantum list of 36 bytes" cqaqm 10 len:36 1 "error -34"
 tc qdisc replace dev d0 root srd seed 1
 raw "netlink: srd variant 2" srd 3 u8 2 "out of range"
