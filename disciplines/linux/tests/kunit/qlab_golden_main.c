@@ -576,9 +576,8 @@ static u32 hand_checks(u32 *pass)
 				want, len, h->want_cls, h->want_prec, h->want_flags);
 			fail++;
 		} else {
-			pr_info(h->want_no_hash ? "qlab-golden: ok flow-hash %s: flow %#x (not IP)\n" :
-				"qlab-golden: ok flow-hash %s: flow %#x = qcore_flow_hash of its 5-tuple\n",
-				h->name, want);
+			pr_info("qlab-golden: ok flow-hash %s: flow %#x%s\n", h->name, want,
+				h->want_no_hash ? " (not IP)" : " = qcore_flow_hash of its 5-tuple");
 			(*pass)++;
 		}
 	}
