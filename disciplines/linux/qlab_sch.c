@@ -176,18 +176,17 @@ static __always_inline void qlab_classify_inl(struct sk_buff *skb,
 		if (!iph)
 			break;
 		qcore_pkt_set_tos(pkt, iph->tos);
-		l4off = nhoff + iph->ihl * 4;
 		if (hash) {
 			/* Non-first fragments carry no ports. */
 			ports = iph->ihl >= 5 && !(iph->frag_off & htons(IP_OFFSET)) ?
-				qlab_ports(skb, l4off, iph->protocol) : 0;
+				qlab_ports(skb, nhoff + iph->ihl * 4, iph->protocol) : 0;
 			pkt->flow_hash = qcore_flow_hash(ntohl(iph->saddr), ntohl(iph->daddr),
 							 ports >> 16, (u16)ports,
 							 iph->protocol);
 		}
 		if (iph->protocol == IPPROTO_TCP && iph->ihl >= 5 &&
 		    !(iph->frag_off & htons(IP_MF | IP_OFFSET)) &&
-		    qlab_pure_ack(skb, l4off, pkt->len))
+		    qlab_pure_ack(skb, nhoff + iph->ihl * 4, pkt->len))
 			pkt->flags |= QCORE_PKT_PURE_ACK;
 		break;
 	}
@@ -239,17 +238,19 @@ static __always_inline int qlab_enqueue_inl(struct sk_buff *skb, struct Qdisc *s
 			  q->ops->name, d.band, d.reason, q->nbands);
 		return qdisc_drop(skb, sch, to_free);
 	}
-	/* Not ECN-capable: the AQM's mark becomes its drop (every backend's rule). */
-	d = qcore_mark_fallback(d, pkt);
 	band = &q->band[d.band];
 	band->arrivals++;
-	if (d.verdict == QCORE_MARK) {
-		if (likely(INET_ECN_set_ce(skb))) {
-			band->marked++;
-		} else {
-			/* ECT, but the IP header is not in the linear data to mark. */
-			d.verdict = QCORE_DROP;
-			d.reason = QCORE_REASON_AQM;
+	if (unlikely(d.verdict == QCORE_MARK)) {
+		/* Not ECN-capable: the AQM's mark becomes its drop (every backend's rule). */
+		d = qcore_mark_fallback(d, pkt);
+		if (d.verdict == QCORE_MARK) {
+			if (likely(INET_ECN_set_ce(skb))) {
+				band->marked++;
+			} else {
+				/* ECT, but the IP header is not in the linear data to mark. */
+				d.verdict = QCORE_DROP;
+				d.reason = QCORE_REASON_AQM;
+			}
 		}
 	}
 	if (d.verdict != QCORE_QUEUE && d.verdict != QCORE_MARK) {
