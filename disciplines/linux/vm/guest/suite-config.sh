@@ -220,7 +220,9 @@ invalid qlab "disc ncq frob 1" "qlab: unknown parameter 'frob' for ncq (valid: s
 invalid qlab "disc ncq thresh 1.5" "qlab: ncq: thresh: expected a decimal with at most 6 places between 0 and 1 (fraction), got '1.5'"
 invalid qlab "disc ncq limit 0" "limit_pkts: expected an integer between 1 and 1000000"
 invalid qlab "disc ncq mode fast" "mode: expected one of deterministic|probabilistic"
-invalid qlab "disc nosuch" "qlab: disc: unknown discipline 'nosuch' (one of droptail|prio|ncq|"
+# (the registry as tc lists it; the kernel's list must be the same)
+disc_list=$(echo $discs | tr ' ' '|')
+invalid qlab "disc nosuch" "qlab: disc: unknown discipline 'nosuch' (one of $disc_list;"
 invalid qlab "limit 5" "qlab: 'limit': name the discipline (disc NAME) to set its parameters"
 invalid qlab "disc ncq size" "option 'size' needs a value"
 invalid qlab "disc ncq seed x" "qlab: seed: expected an integer"
@@ -244,7 +246,7 @@ rawq() {	# rawq NAME MESSAGE DISC|- [ATTR TYPE VALUE]
 	esac
 }
 tc qdisc replace dev d0 root qlab disc ncq seed 1
-rawq "netlink: qlab unknown discipline" "qlab: unknown discipline 'nosuch' (one of droptail|prio|ncq|" nosuch
+rawq "netlink: qlab unknown discipline" "qlab: unknown discipline 'nosuch' (one of $disc_list)" nosuch
 rawq "netlink: qlab ncq thresh above 1" "ncq: thresh: must be between 0 and 1, got 1.000001" ncq 2 u32 1000001
 rawq "netlink: qlab ncq limit_pkts 0" "ncq: limit_pkts: must be between 1 and 1000000, got 0" ncq 3 u32 0
 rawq "netlink: qlab ncq mode 2" "ncq: mode: must be one of deterministic|probabilistic, got index 2" ncq 5 u8 2
