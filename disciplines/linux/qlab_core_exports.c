@@ -2,9 +2,9 @@
 /*
  * qlab_core_exports.c - the discipline core (the disciplines/core sources,
  * compiled unchanged into qlab_core.ko) as the other modules use it: the
- * registry, the parser and the configure sequence for any discipline (the
- * test module; sch_qlab needs only the adapter's qlab_register()), and the
- * ops of the disciplines the dedicated qdiscs (sch_ncq, ...) name.
+ * registry and the parser, for any discipline (the test module; sch_qlab
+ * needs only the adapter's qlab_register()), and the ops of the
+ * disciplines the dedicated qdiscs (sch_ncq, ...) name.
  */
 #include <linux/module.h>
 
@@ -20,7 +20,6 @@ EXPORT_SYMBOL_GPL(qcore_disciplines);
 EXPORT_SYMBOL_GPL(qcore_find);
 EXPORT_SYMBOL_GPL(qcore_param_index);
 EXPORT_SYMBOL_GPL(qcore_param_parse);
-EXPORT_SYMBOL_GPL(qcore_configure);
 
 /* The dedicated qdiscs' disciplines. */
 EXPORT_SYMBOL_GPL(ncq_ops);

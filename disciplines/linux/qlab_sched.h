@@ -64,8 +64,8 @@ enum {
 	TCA_QLAB_UNSPEC,
 	TCA_QLAB_PAD,
 	TCA_QLAB_DISC,		/* string: the core's discipline ("ncq", "red", ...);
-				 * required on init, on change a new one starts
-				 * from its defaults */
+				 * absent: droptail on init, the running one on
+				 * change; another one starts from its defaults */
 	TCA_QLAB_SEED,		/* u64, the core generator's seed */
 	TCA_QLAB_PARAMS,	/* nested: TCA_QLAB_PARAM(i) = parameter i */
 	__TCA_QLAB_MAX

@@ -147,7 +147,7 @@ check "rbwfq: tc -j -s shows per-class P" sh -c \
 # table in order (as `qlab disc NAME help` lists them) and the seed, and the
 # shown options fed back to change are the identity.
 discs=$(tc qdisc add dev d0 root qlab help 2>&1 | awk '/^disc:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
-check "qlab help lists the core's disciplines ($(echo $discs))" test "$(echo "$discs" | wc -w)" -ge 9
+check "qlab help lists the core's disciplines ($(echo "$discs" | tr '\n' ' '))" test "$(echo "$discs" | wc -w)" -ge 9
 for d in $discs; do
 	names=$(tc qdisc add dev d0 root qlab disc "$d" help 2>&1 |
 		awk '/^parameters/ { on = 1; next } on && /^  [a-z0-9_]+ +unit / { printf "%s ", $1 }')
@@ -221,7 +221,8 @@ invalid qlab "disc ncq thresh 1.5" "qlab: ncq: thresh: expected a decimal with a
 invalid qlab "disc ncq limit 0" "limit_pkts: expected an integer between 1 and 1000000"
 invalid qlab "disc ncq mode fast" "mode: expected one of deterministic|probabilistic"
 # (the registry as tc lists it; the kernel's list must be the same)
-disc_list=$(echo $discs | tr ' ' '|')
+disc_list=$(echo "$discs" | tr '\n' '|')
+disc_list=${disc_list%|}
 invalid qlab "disc nosuch" "qlab: disc: unknown discipline 'nosuch' (one of $disc_list;"
 invalid qlab "limit 5" "qlab: 'limit': name the discipline (disc NAME) to set its parameters"
 invalid qlab "disc ncq size" "option 'size' needs a value"

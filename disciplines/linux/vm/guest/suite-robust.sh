@@ -37,7 +37,7 @@ fuzz_all() {	# fuzz_all N SEED: N requests per qdisc on va (root) under traffic
 
 # The disciplines the generic qdisc runs, as its tc plugin lists them.
 QLAB_DISCS=$(tc qdisc add dev lo root qlab help 2>&1 | awk '/^disc:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
-check "qlab lists the core's disciplines for the fuzz ($(echo $QLAB_DISCS))" test -n "$QLAB_DISCS"
+check "qlab lists the core's disciplines for the fuzz ($(echo "$QLAB_DISCS" | tr '\n' ' '))" test -n "$QLAB_DISCS"
 fuzz_all 25 7	# warm-up: first-use allocations are not leaks
 slab_before=$(kmalloc_objs)
 fuzz_all 300 1
