@@ -6,11 +6,13 @@
 # not depend on the host's load).  qlab_bench.ko calls the root qdisc's own
 # enqueue/dequeue on a dummy device: batches of 64 UDP/IPv4 skbs (64..1500
 # bytes, ToS 0x00/0x08/0x28), 1000 rounds, everything dequeued each round.
-# The qlab qdiscs' cost includes their classification (ToS, flow hash) and
-# two clock reads (arrival and service time), which prio and pfifo do not
-# make, where the core needs them (ops->ignores: NCQ and CQ-AQM read no
-# clock and take no flow hash); the "parts" lines split them out (measured
-# on ncq, the clock read and the full classification, flow hash included).
+# The qlab qdiscs' cost includes their classification (ToS, the core's
+# flow hash of the 5-tuple) and two clock reads (arrival and service time),
+# which prio and pfifo do not make, where the core needs them
+# (ops->ignores: NCQ and CQ-AQM read no clock and take no flow hash); the
+# "parts" lines split them out (measured on ncq, the clock read and the
+# full classification, flow hash included).  The generic qdisc (qlab disc
+# NAME) runs beside the dedicated ones: ncq, srd, droptail, prio.
 #   benchmarks/kernel-qdisc.sh [ROUNDS]      (default 1000)
 set -euo pipefail
 cd "$(dirname "$0")/.."

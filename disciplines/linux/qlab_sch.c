@@ -2,26 +2,33 @@
 /*
  * qlab_sch.c - the Linux adapter of the qlab discipline core: one generic
  * Qdisc implementation (enqueue/dequeue/peek/init/change/reset/destroy/
- * dump/dump_stats) that every qlab qdisc module instantiates (qlab_sch.h).
+ * dump/dump_stats) that every qlab qdisc module instantiates (qlab_sch.h):
+ * the generic `qlab` (any discipline of the core's registry) and the
+ * dedicated ones (ncq, cqaqm, srd, rbwfq).
  *
- * What the adapter does, and only that (the core decides everything else):
+ * What the adapter does, and only that (the core decides everything else,
+ * through the helpers every backend shares, qcore.h):
  *   - classify: len = IP length (skb->len without the link-layer header),
- *     cls/prec from the ToS byte or IPv6 traffic class (qlab_sched.h),
- *     flow = skb flow hash, PURE_ACK for TCP segments without payload;
+ *     cls/prec/ECT from the ToS byte or IPv6 traffic class
+ *     (qcore_pkt_set_tos), flow = qcore_flow_hash() of the 5-tuple (only
+ *     for a discipline that reads it), PURE_ACK for TCP segments without
+ *     payload;
  *   - keep one FIFO per band and show the core a view of them;
- *   - act on the core's decisions: queue, mark CE (drop when the packet is
- *     not ECN-capable, as the ns-3 adapter does), drop, serve, head-drop;
- *   - netlink <-> the core's params struct, attribute by attribute in the
- *     order of the core's parameter table; every semantic check is the
- *     core's check_params(), reported through extack.
+ *   - act on the core's decisions: queue, mark CE (a mark on a packet that
+ *     is not ECN-capable is the core's drop, qcore_mark_fallback), drop,
+ *     serve, head-drop;
+ *   - netlink <-> typed values (struct qcore_param_value), one per
+ *     parameter of the core's table; qcore_configure() turns them into the
+ *     core's params (defaults, ranges, check_params, band count) and its
+ *     message comes back through extack.
  * No floating point; nothing in the packet path sleeps or allocates.
  *
  * change: the new parameters take effect as a fresh start: the core's
  * state is reset for them and the packets queued at that moment are
  * dropped (counted as `purged`).  The core has no notion of re-sizing live
  * state (e.g. DRR's active list, S-RD's sizes), so anything else would be
- * adapter logic.  Counters and the core's statistics are kept unless the
- * variant changes.
+ * adapter logic.  The core's statistics are kept unless the discipline
+ * changes; the adapter's per-band counters always are.
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -116,6 +123,34 @@ static bool qlab_pure_ack(struct sk_buff *skb, unsigned int l4off, u32 ip_len)
 }
 
 /*
+ * The ports of the flow hash: TCP's and UDP's, host byte order (sport in
+ * the high half); 0 for any other protocol (qcore_flow_hash()'s contract).
+ */
+static __always_inline u32 qlab_ports(struct sk_buff *skb, unsigned int l4off,
+				      u8 proto)
+{
+	const __be16 *ports;
+	__be16 _ports[2];
+
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return 0;
+	ports = skb_header_pointer(skb, l4off, sizeof(_ports), _ports);
+	if (!ports)
+		return 0;
+	return (u32)ntohs(ports[0]) << 16 | ntohs(ports[1]);
+}
+
+/*
+ * An IPv6 address as the 32 bits qcore_flow_hash() takes: the XOR of its
+ * four words, host byte order (qlab_sched.h).
+ */
+static __always_inline u32 qlab_fold_in6(const struct in6_addr *a)
+{
+	return ntohl(a->s6_addr32[0] ^ a->s6_addr32[1] ^ a->s6_addr32[2] ^
+		     a->s6_addr32[3]);
+}
+
+/*
  * The classification; flow_hash is 0 unless `hash` (the core ignores it:
  * QCORE_IGNORES_FLOW_HASH).  Inlined into the packet path.
  */
@@ -124,14 +159,14 @@ static __always_inline void qlab_classify_inl(struct sk_buff *skb,
 					      u64 now_ns, bool hash)
 {
 	int nhoff = skb_network_offset(skb);
-	u8 tos = 0;
+	unsigned int l4off;
+	u32 ports;
 
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->now_ns = now_ns;
 	pkt->len = nhoff > 0 && nhoff < skb->len ? skb->len - nhoff : skb->len;
-	if (hash)
-		pkt->flow_hash = skb_get_hash(skb);
 
+	/* Anything else (non-IP) has cls = prec = 0, no flags and flow 0. */
 	switch (skb_protocol(skb, true)) {
 	case htons(ETH_P_IP): {
 		const struct iphdr *iph;
@@ -140,7 +175,15 @@ static __always_inline void qlab_classify_inl(struct sk_buff *skb,
 		iph = skb_header_pointer(skb, nhoff, sizeof(_iph), &_iph);
 		if (!iph)
 			break;
-		tos = iph->tos;
+		qcore_pkt_set_tos(pkt, iph->tos);
+		if (hash) {
+			/* Non-first fragments carry no ports. */
+			ports = iph->ihl >= 5 && !(iph->frag_off & htons(IP_OFFSET)) ?
+				qlab_ports(skb, nhoff + iph->ihl * 4, iph->protocol) : 0;
+			pkt->flow_hash = qcore_flow_hash(ntohl(iph->saddr), ntohl(iph->daddr),
+							 ports >> 16, (u16)ports,
+							 iph->protocol);
+		}
 		if (iph->protocol == IPPROTO_TCP && iph->ihl >= 5 &&
 		    !(iph->frag_off & htons(IP_MF | IP_OFFSET)) &&
 		    qlab_pure_ack(skb, nhoff + iph->ihl * 4, pkt->len))
@@ -154,18 +197,24 @@ static __always_inline void qlab_classify_inl(struct sk_buff *skb,
 		ip6h = skb_header_pointer(skb, nhoff, sizeof(_ip6h), &_ip6h);
 		if (!ip6h)
 			break;
-		tos = ipv6_get_dsfield(ip6h);
+		qcore_pkt_set_tos(pkt, ipv6_get_dsfield(ip6h));
+		l4off = nhoff + sizeof(*ip6h);
+		/* The first next-header only: no extension header is walked. */
+		if (hash) {
+			ports = qlab_ports(skb, l4off, ip6h->nexthdr);
+			pkt->flow_hash = qcore_flow_hash(qlab_fold_in6(&ip6h->saddr),
+							 qlab_fold_in6(&ip6h->daddr),
+							 ports >> 16, (u16)ports,
+							 ip6h->nexthdr);
+		}
 		if (ip6h->nexthdr == IPPROTO_TCP &&
-		    qlab_pure_ack(skb, nhoff + sizeof(*ip6h), pkt->len))
+		    qlab_pure_ack(skb, l4off, pkt->len))
 			pkt->flags |= QCORE_PKT_PURE_ACK;
 		break;
 	}
 	default:
 		break;
 	}
-	/* The mapping of qlab_sched.h and the ns-3 adapter. */
-	pkt->cls = tos >> 5;
-	pkt->prec = (tos >> 3) & 3;
 }
 
 void qlab_classify(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns)
@@ -191,13 +240,17 @@ static __always_inline int qlab_enqueue_inl(struct sk_buff *skb, struct Qdisc *s
 	}
 	band = &q->band[d.band];
 	band->arrivals++;
-	if (d.verdict == QCORE_MARK) {
-		if (INET_ECN_set_ce(skb)) {
-			band->marked++;
-		} else {
-			/* Not ECN-capable: the AQM's mark becomes its drop. */
-			d.verdict = QCORE_DROP;
-			d.reason = QCORE_REASON_AQM;
+	if (unlikely(d.verdict == QCORE_MARK)) {
+		/* Not ECN-capable: the AQM's mark becomes its drop (every backend's rule). */
+		d = qcore_mark_fallback(d, pkt);
+		if (d.verdict == QCORE_MARK) {
+			if (likely(INET_ECN_set_ce(skb))) {
+				band->marked++;
+			} else {
+				/* ECT, but the IP header is not in the linear data to mark. */
+				d.verdict = QCORE_DROP;
+				d.reason = QCORE_REASON_AQM;
+			}
 		}
 	}
 	if (d.verdict != QCORE_QUEUE && d.verdict != QCORE_MARK) {
@@ -379,88 +432,233 @@ static void qlab_reset(struct Qdisc *sch)
 		q->ops->reset(q->params, q->vars);
 }
 
-/* One parameter from its attribute into the params struct. */
-static int qlab_set_param(const struct qcore_param_desc *d, void *params,
-			  const struct nlattr *a, struct netlink_ext_ack *extack)
+/* The default of every parameter, from the core's table (as qcore_configure). */
+static int qlab_values_default(const struct qcore_disc_ops *ops,
+			       struct qcore_param_value *values, char *err)
 {
-	u8 *p = (u8 *)params + d->offset;
-	int len;
+	u32 i;
 
+	for (i = 0; i < ops->nparams; i++) {
+		memset(&values[i], 0, sizeof(values[i]));
+		values[i].index = i;
+		if (qcore_param_parse(&ops->params[i], ops->params[i].dflt, &values[i],
+				      err, QCORE_ERRLEN))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Parameter i of ops from its attribute, typed by the table (qlab_sched.h);
+ * the value's range is qcore_configure()'s to check.
+ */
+static int qlab_nla_value(const struct qcore_disc_ops *ops, u32 i,
+			  const struct nlattr *a, struct qcore_param_value *v,
+			  struct netlink_ext_ack *extack)
+{
+	const struct qcore_param_desc *d = &ops->params[i];
+	int len = nla_len(a), want;
+
+	memset(v, 0, sizeof(*v));
+	v->index = i;
 	switch (d->kind) {
 	case QCORE_PARAM_U32:
 	case QCORE_PARAM_PPM:
-		*(u32 *)p = nla_get_u32(a);
-		return 0;
+		want = sizeof(u32);
+		break;
 	case QCORE_PARAM_U64:
-		*(u64 *)p = nla_get_u64(a);
-		return 0;
+		want = sizeof(u64);
+		break;
 	case QCORE_PARAM_ENUM:
 	case QCORE_PARAM_BOOL:
-		*p = nla_get_u8(a);
-		return 0;
+		want = sizeof(u8);
+		break;
 	case QCORE_PARAM_U32_LIST:
-		len = nla_len(a);
-		if (len == 0 || len % 4 || len > QLAB_LIST_MAX_BYTES) {
-			NL_SET_ERR_MSG_ATTR(extack, a,
-					    "list parameter: expected 1 to 8 u32 values");
+		if (len < 4 || len % 4 || len > QLAB_LIST_MAX_BYTES) {
+			qlab_err(extack, "%s: %s: expected 1 to %d u32 values (%s), got %d bytes",
+				 ops->name, d->name, QCORE_MAX_BANDS, d->unit, len);
+			NL_SET_BAD_ATTR(extack, a);
 			return -EINVAL;
 		}
-		memset(p, 0, QLAB_LIST_MAX_BYTES);
-		memcpy(p, nla_data(a), len);
+		memcpy(v->list, nla_data(a), len);
 		return 0;
+	default:
+		want = -1;
+		break;
 	}
-	return -EINVAL;
+	if (len != want) {
+		qlab_err(extack, "%s: %s: expected a %d-byte attribute (%s), got %d bytes",
+			 ops->name, d->name, want, d->unit, len);
+		NL_SET_BAD_ATTR(extack, a);
+		return -EINVAL;
+	}
+	if (want == sizeof(u32))
+		v->value = nla_get_u32(a);
+	else if (want == sizeof(u64))
+		v->value = nla_get_u64(a);
+	else
+		v->value = nla_get_u8(a);
+	return 0;
 }
 
-static int qlab_put_param(struct sk_buff *skb, const struct qcore_param_desc *d,
-			  const void *params, u16 attr, u16 pad)
+/* A parameter's value as its attribute: what qlab_nla_value() reads back. */
+static int qlab_nla_put_value(struct sk_buff *skb, u16 attr,
+			      const struct qcore_param_desc *d,
+			      const struct qcore_param_value *v, u16 pad)
 {
-	const u8 *p = (const u8 *)params + d->offset;
-	const u32 *list;
 	int n;
 
 	switch (d->kind) {
 	case QCORE_PARAM_U32:
 	case QCORE_PARAM_PPM:
-		return nla_put_u32(skb, attr, *(const u32 *)p);
+		return nla_put_u32(skb, attr, (u32)v->value);
 	case QCORE_PARAM_U64:
-		return nla_put_u64_64bit(skb, attr, *(const u64 *)p, pad);
+		return nla_put_u64_64bit(skb, attr, v->value, pad);
 	case QCORE_PARAM_ENUM:
 	case QCORE_PARAM_BOOL:
-		return nla_put_u8(skb, attr, *p);
+		return nla_put_u8(skb, attr, (u8)v->value);
 	case QCORE_PARAM_U32_LIST:
 		/* Up to the last non-zero (used) slot, as it was given. */
-		list = (const u32 *)p;
-		for (n = QCORE_MAX_BANDS; n > 1 && !list[n - 1]; n--)
+		for (n = QCORE_MAX_BANDS; n > 1 && !v->list[n - 1]; n--)
 			;
-		return nla_put(skb, attr, n * 4, list);
+		return nla_put(skb, attr, n * sizeof(u32), v->list);
 	}
 	return -EINVAL;
 }
 
+/* What a change asks for, before the core has checked it. */
+struct qlab_conf {
+	const struct qlab_variant *variant;	/* dedicated qdiscs */
+	const struct qcore_disc_ops *ops;
+	struct qcore_param_value *values;	/* ops->nparams */
+	u64 seed;
+	bool have_seed;
+};
+
 /*
- * Parse opt (NULL: defaults) for init or change, check it with the core,
- * and only then apply it under the tree lock.
+ * The values a change starts from: the running ones when the discipline
+ * stays (options not named keep their values), else the table's defaults.
  */
-static int qlab_configure(struct Qdisc *sch, struct nlattr *opt, bool init,
-			  struct netlink_ext_ack *extack)
+static int qlab_conf_values(struct qlab_sch *q, struct qlab_conf *c, bool init,
+			    char *err, struct netlink_ext_ack *extack)
+{
+	const struct qcore_disc_ops *ops = c->ops;
+
+	c->values = kcalloc(max_t(u32, ops->nparams, 1), sizeof(*c->values), GFP_KERNEL);
+	if (!c->values)
+		return -ENOMEM;
+	if (!init && ops == q->ops) {
+		memcpy(c->values, q->values, ops->nparams * sizeof(*c->values));
+		return 0;
+	}
+	if (qlab_values_default(ops, c->values, err)) {
+		qlab_err(extack, "%s: a default of the core's table: %s", ops->name, err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The disciplines of the core's registry, "a|b|c", for messages. */
+static void qlab_disc_names(char *buf, size_t len)
+{
+	size_t used = 0;
+	u32 i;
+
+	buf[0] = '\0';
+	for (i = 0; qcore_disciplines[i] && used < len; i++)
+		used += scnprintf(buf + used, len - used, "%s%s", i ? "|" : "",
+				  qcore_disciplines[i]->name);
+}
+
+static const struct nla_policy qlab_generic_policy[TCA_QLAB_MAX + 1] = {
+	[TCA_QLAB_DISC] = { .type = NLA_NUL_STRING, .len = QLAB_DISC_NAMSIZ - 1 },
+	[TCA_QLAB_SEED] = { .type = NLA_U64 },
+	[TCA_QLAB_PARAMS] = { .type = NLA_NESTED },
+};
+
+/*
+ * The discipline a qlab qdisc starts with when it is given none (init
+ * without options: qdisc_create_dflt, net.core.default_qdisc).
+ */
+#define QLAB_DEFAULT_DISC "droptail"
+
+/* The generic qdisc's options (TCA_QLAB_*), qlab_sched.h. */
+static int qlab_parse_generic(struct qlab_sch *q, struct nlattr *opt, bool init,
+			      struct qlab_conf *c, char *err,
+			      struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[TCA_QLAB_MAX + 1] = {};
+	const struct nlattr *a;
+	int ret, rem;
+
+	if (opt) {
+		ret = nla_parse_nested_deprecated(tb, TCA_QLAB_MAX, opt,
+						  qlab_generic_policy, extack);
+		if (ret < 0)
+			return ret;
+	}
+	if (tb[TCA_QLAB_DISC]) {
+		c->ops = qcore_find(nla_data(tb[TCA_QLAB_DISC]));
+		if (!c->ops) {
+			qlab_disc_names(err, QCORE_ERRLEN);
+			qlab_err(extack, "qlab: unknown discipline '%s' (one of %s)",
+				 (const char *)nla_data(tb[TCA_QLAB_DISC]), err);
+			NL_SET_BAD_ATTR(extack, tb[TCA_QLAB_DISC]);
+			return -EINVAL;
+		}
+	} else if (init) {
+		c->ops = qcore_find(QLAB_DEFAULT_DISC) ?: qcore_disciplines[0];
+	} else {
+		c->ops = q->ops;
+	}
+	ret = qlab_conf_values(q, c, init, err, extack);
+	if (ret)
+		return ret;
+	if (tb[TCA_QLAB_PARAMS]) {
+		nla_for_each_nested(a, tb[TCA_QLAB_PARAMS], rem) {
+			u32 type = nla_type(a);
+
+			if (type == TCA_QLAB_PARAM_PAD)
+				continue;
+			if (type > c->ops->nparams) {
+				qlab_err(extack, "%s: no parameter %u (it has %u: attribute i + 1 is parameter i)",
+					 c->ops->name, type, c->ops->nparams);
+				NL_SET_BAD_ATTR(extack, a);
+				return -EINVAL;
+			}
+			ret = qlab_nla_value(c->ops, type - 1, a, &c->values[type - 1], extack);
+			if (ret)
+				return ret;
+		}
+		if (rem > 0) {
+			qlab_err(extack, "%s: %d bytes of TCA_QLAB_PARAMS are no attribute",
+				 c->ops->name, rem);
+			NL_SET_BAD_ATTR(extack, tb[TCA_QLAB_PARAMS]);
+			return -EINVAL;
+		}
+	}
+	if (tb[TCA_QLAB_SEED]) {
+		c->seed = nla_get_u64(tb[TCA_QLAB_SEED]);
+		c->have_seed = true;
+	}
+	return 0;
+}
+
+/* A dedicated qdisc's options: its variant and its attributes (qlab_sched.h). */
+static int qlab_parse_dedicated(struct Qdisc *sch, struct nlattr *opt, bool init,
+				struct qlab_conf *c, char *err,
+				struct netlink_ext_ack *extack)
 {
 	const struct qlab_kind *kind = qlab_kind_of(sch);
 	struct qlab_sch *q = qdisc_priv(sch);
 	const struct qlab_variant *v = init ? &kind->variants[0] : q->variant;
 	struct nlattr **tb;
-	char *err;
-	void *params;
-	u64 seed;
-	u32 i, nbands;
+	u32 i;
 	int ret;
 
 	tb = kcalloc(kind->maxattr + 1, sizeof(*tb), GFP_KERNEL);
-	params = kzalloc(q->params_size, GFP_KERNEL);
-	err = kzalloc(QCORE_ERRLEN, GFP_KERNEL);
-	ret = -ENOMEM;
-	if (!tb || !params || !err)
-		goto out;
+	if (!tb)
+		return -ENOMEM;
 	if (opt) {
 		ret = nla_parse_nested_deprecated(tb, kind->maxattr, opt,
 						  kind->policy, extack);
@@ -483,48 +681,91 @@ static int qlab_configure(struct Qdisc *sch, struct nlattr *opt, bool init,
 			goto out;
 		}
 	}
-
-	if (init || v != q->variant)
-		v->params_init(params);	/* a new variant starts from its defaults */
-	else
-		memcpy(params, q->params, q->params_size);
+	c->variant = v;
+	c->ops = v->ops;
+	/* A new variant starts from its defaults (srd and rd share a table). */
+	ret = qlab_conf_values(q, c, init || v != q->variant, err, extack);
+	if (ret)
+		goto out;
 	for (i = 0; i < v->nattrs; i++) {
-		const struct nlattr *a = tb[v->attr_base + i];
-
-		if (!a)
+		if (!tb[v->attr_base + i])
 			continue;
-		ret = qlab_set_param(&v->ops->params[i], params, a, extack);
+		ret = qlab_nla_value(v->ops, i, tb[v->attr_base + i], &c->values[i], extack);
 		if (ret)
 			goto out;
 	}
-	if (v->ops->check_params(params, err, QCORE_ERRLEN)) {
-		qlab_err(extack, "%s: %s", v->ops->name, err);
+	if (tb[kind->attr_seed]) {
+		c->seed = nla_get_u64(tb[kind->attr_seed]);
+		c->have_seed = true;
+	}
+	ret = 0;
+out:
+	kfree(tb);
+	return ret;
+}
+
+/*
+ * Parse opt (NULL: defaults) for init or change, configure the core's
+ * params with qcore_configure(), and only then apply them under the tree
+ * lock.  A new discipline gets fresh state and statistics (allocated here,
+ * outside the lock); the old ones are freed after.
+ */
+static int qlab_configure(struct Qdisc *sch, struct nlattr *opt, bool init,
+			  struct netlink_ext_ack *extack)
+{
+	const struct qlab_kind *kind = qlab_kind_of(sch);
+	struct qlab_sch *q = qdisc_priv(sch);
+	struct qlab_conf c = {};
+	void *params = NULL, *vars = NULL, *stats = NULL;
+	bool fresh;
+	char *err;
+	u64 seed;
+	u32 nbands;
+	int ret;
+
+	err = kzalloc(QCORE_ERRLEN, GFP_KERNEL);
+	if (!err)
+		return -ENOMEM;
+	if (kind->variants)
+		ret = qlab_parse_dedicated(sch, opt, init, &c, err, extack);
+	else
+		ret = qlab_parse_generic(q, opt, init, &c, err, extack);
+	if (ret)
+		goto out;
+
+	ret = -ENOMEM;
+	fresh = init || c.ops != q->ops;
+	params = kzalloc(max_t(u32, c.ops->params_size, 1), GFP_KERNEL);
+	if (fresh) {
+		vars = kvzalloc(max_t(u32, c.ops->vars_size, 1), GFP_KERNEL);
+		stats = kzalloc(max_t(u32, c.ops->stats_size, 1), GFP_KERNEL);
+	}
+	if (!params || (fresh && (!vars || !stats)))
+		goto out;
+	if (qcore_configure(c.ops, params, c.values, c.ops->nparams, &nbands,
+			    err, QCORE_ERRLEN)) {
+		qlab_err(extack, "%s: %s", c.ops->name, err);
 		ret = -EINVAL;
 		goto out;
 	}
-	nbands = v->ops->nbands(params);
-	if (nbands < 1 || nbands > QCORE_MAX_BANDS) {
-		qlab_err(extack, "%s: core reports %u bands", v->ops->name, nbands);
-		ret = -EINVAL;
-		goto out;
-	}
-	if (tb[kind->attr_seed])
-		seed = nla_get_u64(tb[kind->attr_seed]);
+	if (c.have_seed)
+		seed = c.seed;
 	else
 		seed = init ? get_random_u64() : q->seed;
 
 	sch_tree_lock(sch);
 	if (!init)
 		qlab_purge(sch, true);
-	if (init || v != q->variant) {
-		memset(q->stats, 0, q->stats_size);
-		memset(q->vars, 0, q->vars_size);
+	swap(q->params, params);
+	swap(q->values, c.values);
+	if (fresh) {
+		swap(q->vars, vars);
+		swap(q->stats, stats);
 	}
-	memcpy(q->params, params, q->params_size);
 	memset(q->views, 0, sizeof(q->views));
-	q->variant = v;
-	q->ops = v->ops;
-	q->ignores = v->ops->ignores;
+	q->variant = c.variant;
+	q->ops = c.ops;
+	q->ignores = c.ops->ignores;
 	q->nbands = nbands;
 	q->seed = seed;
 	qcore_rng_seed(&q->rng, seed);
@@ -532,35 +773,24 @@ static int qlab_configure(struct Qdisc *sch, struct nlattr *opt, bool init,
 	sch_tree_unlock(sch);
 	ret = 0;
 out:
-	kfree(err);
+	/* What was replaced, or what was not used. */
 	kfree(params);
-	kfree(tb);
+	kvfree(vars);
+	kfree(stats);
+	kfree(c.values);
+	kfree(err);
 	return ret;
 }
 
 static int qlab_init(struct Qdisc *sch, struct nlattr *opt,
 		     struct netlink_ext_ack *extack)
 {
-	const struct qlab_kind *kind = qlab_kind_of(sch);
 	struct qlab_sch *q = qdisc_priv(sch);
-	u32 i;
 
-	memset(q, 0, sizeof(*q));
-	q->kind = kind;
-	for (i = 0; i < kind->nvariants; i++) {
-		const struct qcore_disc_ops *ops = kind->variants[i].ops;
-
-		q->params_size = max(q->params_size, ops->params_size);
-		q->vars_size = max(q->vars_size, ops->vars_size);
-		q->stats_size = max(q->stats_size, ops->stats_size);
-	}
 	/* The band FIFOs start empty: zeroed with q (their lock is unused). */
-	q->params = kzalloc(q->params_size, GFP_KERNEL);
-	q->vars = kvzalloc(q->vars_size, GFP_KERNEL);
-	q->stats = kzalloc(q->stats_size, GFP_KERNEL);
-	if (!q->params || !q->vars || !q->stats)
-		return -ENOMEM;	/* destroy() frees what was allocated */
-	return qlab_configure(sch, opt, true, extack);
+	memset(q, 0, sizeof(*q));
+	q->kind = qlab_kind_of(sch);
+	return qlab_configure(sch, opt, true, extack);	/* on error destroy() frees */
 }
 
 static int qlab_change(struct Qdisc *sch, struct nlattr *opt,
@@ -577,29 +807,46 @@ static void qlab_destroy(struct Qdisc *sch)
 	kfree(q->params);
 	kvfree(q->vars);
 	kfree(q->stats);
+	kfree(q->values);
 	q->params = q->vars = q->stats = NULL;
+	q->values = NULL;
 	q->ops = NULL;
 }
 
+/* Every parameter of the running discipline, as change() takes it. */
 static int qlab_dump(struct Qdisc *sch, struct sk_buff *skb)
 {
 	const struct qlab_kind *kind = qlab_kind_of(sch);
 	struct qlab_sch *q = qdisc_priv(sch);
-	const struct qlab_variant *v = q->variant;
-	struct nlattr *opts;
+	const struct qcore_disc_ops *ops = q->ops;
+	struct nlattr *opts, *params;
 	u32 i;
 
 	opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
 	if (!opts)
 		goto nla_put_failure;
+	if (!kind->variants) {
+		if (nla_put_string(skb, TCA_QLAB_DISC, ops->name) ||
+		    nla_put_u64_64bit(skb, TCA_QLAB_SEED, q->seed, TCA_QLAB_PAD))
+			goto nla_put_failure;
+		params = nla_nest_start_noflag(skb, TCA_QLAB_PARAMS);
+		if (!params)
+			goto nla_put_failure;
+		for (i = 0; i < ops->nparams; i++)
+			if (qlab_nla_put_value(skb, TCA_QLAB_PARAM(i), &ops->params[i],
+					       &q->values[i], TCA_QLAB_PARAM_PAD))
+				goto nla_put_failure;
+		nla_nest_end(skb, params);
+		return nla_nest_end(skb, opts);
+	}
 	if (nla_put_u64_64bit(skb, kind->attr_seed, q->seed, kind->attr_pad))
 		goto nla_put_failure;
 	if (kind->attr_variant &&
-	    nla_put_u8(skb, kind->attr_variant, (u8)(v - kind->variants)))
+	    nla_put_u8(skb, kind->attr_variant, (u8)(q->variant - kind->variants)))
 		goto nla_put_failure;
-	for (i = 0; i < v->nattrs; i++)
-		if (qlab_put_param(skb, &v->ops->params[i], q->params,
-				   v->attr_base + i, kind->attr_pad))
+	for (i = 0; i < ops->nparams; i++)
+		if (qlab_nla_put_value(skb, q->variant->attr_base + i, &ops->params[i],
+				       &q->values[i], kind->attr_pad))
 			goto nla_put_failure;
 	return nla_nest_end(skb, opts);
 
@@ -621,7 +868,7 @@ static int qlab_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	if (!xs)
 		return -ENOMEM;
 	xs->nbands = q->nbands;
-	xs->variant = q->variant - kind->variants;
+	xs->variant = kind->variants ? q->variant - kind->variants : 0;
 	xs->seed = q->seed;
 	for (b = 0; b < QCORE_MAX_BANDS; b++) {
 		const struct qlab_band *band = &q->band[b];
@@ -708,6 +955,14 @@ int qlab_register(struct qlab_kind *kind)
 	u32 i, j;
 	int ret;
 
+	/* The generic qdisc: every discipline must be nameable. */
+	for (i = 0; !kind->variants && qcore_disciplines[i]; i++) {
+		if (strlen(qcore_disciplines[i]->name) >= QLAB_DISC_NAMSIZ) {
+			pr_err("qlab %s: discipline name '%s' longer than QLAB_DISC_NAMSIZ - 1\n",
+			       ops->id, qcore_disciplines[i]->name);
+			return -EINVAL;
+		}
+	}
 	for (i = 0; i < kind->nvariants; i++) {
 		const struct qlab_variant *v = &kind->variants[i];
 
@@ -729,9 +984,11 @@ int qlab_register(struct qlab_kind *kind)
 			qlab_policy_param(kind, v->attr_base + j, &v->ops->params[j]);
 		}
 	}
-	memset(&kind->policy[kind->attr_pad], 0, sizeof(struct nla_policy));
-	memset(&kind->policy[kind->attr_seed], 0, sizeof(struct nla_policy));
-	kind->policy[kind->attr_seed].type = NLA_U64;
+	if (kind->variants) {
+		memset(&kind->policy[kind->attr_pad], 0, sizeof(struct nla_policy));
+		memset(&kind->policy[kind->attr_seed], 0, sizeof(struct nla_policy));
+		kind->policy[kind->attr_seed].type = NLA_U64;
+	}
 	if (kind->attr_variant) {
 		struct nla_policy *pol = &kind->policy[kind->attr_variant];
 

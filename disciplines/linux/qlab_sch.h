@@ -3,14 +3,17 @@
  * qlab_sch.h - the Linux adapter of the qlab discipline core (qlab_core.ko).
  *
  * The core decides, this adapter moves packets (disciplines/core/README.md).
- * One generic Qdisc implementation serves every qlab qdisc; a module
- * (sch_ncq.c, ...) only names its disciplines, its netlink attributes and
- * how the core's counters map onto struct tc_qlab_xstats.
+ * One generic Qdisc implementation serves every qlab qdisc: the generic
+ * `qlab` (sch_qlab.c: any discipline of the core's registry, parameters
+ * numbered by the core's table) and the dedicated ones (sch_ncq.c, ...),
+ * which only name their disciplines, their netlink attributes and how the
+ * core's counters map onto struct tc_qlab_xstats.
  *
  * Per qdisc: one FIFO (qdisc_skb_head) per band with the core's view of
- * it, the core's params, vars and stats, its generator, and per-band
- * counters.  Each queued skb carries
- * its arrival time and core length in qdisc_skb_cb()->data.
+ * it, the configuration as typed values (one per parameter of the
+ * discipline's table), the core's params, vars and stats, its generator,
+ * and per-band counters.  Each queued skb carries its arrival time and
+ * core length in qdisc_skb_cb()->data.
  */
 #ifndef QLAB_SCH_H
 #define QLAB_SCH_H
@@ -23,11 +26,10 @@
 #include "qcore.h"
 #include "qlab_sched.h"
 
-/* One discipline a qdisc can run (srd and rd are two of sch_srd). */
+/* One discipline a dedicated qdisc can run (srd and rd are two of sch_srd). */
 struct qlab_variant {
 	const char *name;
 	const struct qcore_disc_ops *ops;
-	void (*params_init)(void *params);	/* the core's <alg>_params_init */
 	u16 attr_base;		/* netlink attribute of ops->params[0] */
 	/* The uapi names of the attributes, in order; checked at registration. */
 	const char *const *attr_names;
@@ -36,6 +38,11 @@ struct qlab_variant {
 
 struct qlab_sch;
 
+/*
+ * A qlab qdisc: the generic one (variants NULL: TCA_QLAB_* attributes,
+ * every discipline of the core's registry) or a dedicated one (its
+ * variants and their attributes).
+ */
 struct qlab_kind {
 	struct Qdisc_ops qdisc_ops;		/* id, owner; the rest filled in */
 	const struct qlab_variant *variants;
@@ -59,10 +66,11 @@ struct qlab_band {
 
 struct qlab_sch {
 	const struct qlab_kind *kind;
-	const struct qlab_variant *variant;
+	const struct qlab_variant *variant;	/* dedicated qdiscs: the one running */
 	const struct qcore_disc_ops *ops;
-	void *params, *vars, *stats;	/* sized for the largest variant */
-	u32 params_size, vars_size, stats_size;
+	/* The configuration: values[i] is ops->params[i], defaults filled in. */
+	struct qcore_param_value *values;
+	void *params, *vars, *stats;	/* sized for ops */
 	u32 nbands;
 	u8 ignores;		/* ops->ignores: inputs not produced (0 instead) */
 	u64 seed;
@@ -86,7 +94,7 @@ static inline struct qlab_skb_cb *qlab_skb_cb(const struct sk_buff *skb)
 }
 
 int qlab_register(struct qlab_kind *kind);
-/* The Qdisc_ops of a registered qlab qdisc ("ncq", ...), or NULL. */
+/* The Qdisc_ops of a registered qlab qdisc ("qlab", "ncq", ...), or NULL. */
 const struct Qdisc_ops *qlab_lookup_ops(const char *id);
 void qlab_unregister(struct qlab_kind *kind);
 
@@ -95,7 +103,8 @@ void qlab_unregister(struct qlab_kind *kind);
  * Qdisc_ops.enqueue is qlab_classify() + qlab_enqueue_pkt() at
  * ktime_get_ns(), Qdisc_ops.dequeue is qlab_dequeue_at(ktime_get_ns()),
  * except that what the core ignores (ops->ignores) is 0: no clock read
- * (now and arrival times 0), no flow hash.
+ * (now and arrival times 0), no flow hash.  qlab_classify() always
+ * computes the flow hash (qcore_flow_hash() of the 5-tuple, qlab_sched.h).
  */
 void qlab_classify(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns);
 int qlab_enqueue_pkt(struct sk_buff *skb, struct Qdisc *sch,

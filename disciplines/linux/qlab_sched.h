@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause WITH Linux-syscall-note */
 /*
- * qlab_sched.h - the netlink interface of qlab's qdiscs (ncq, cqaqm, rbwfq,
- * srd), shared by the kernel modules and the tc plugins (uapi).
+ * qlab_sched.h - the netlink interface of qlab's qdiscs, shared by the
+ * kernel modules and the tc plugins (uapi): the generic qdisc `qlab`
+ * (sch_qlab.c: any discipline of the core's registry) and the dedicated
+ * ones (ncq, cqaqm, rbwfq, srd).
  *
  * TCA_OPTIONS is a nest of the attributes below.  Every discipline
  * parameter is one attribute, in the order and the units of the core's
@@ -13,16 +15,26 @@
  *	ENUM parameter				NLA_U8, index into the choices
  *	BOOL parameter				NLA_U8, 0 or 1
  *	U32_LIST parameter			binary, 1..8 native-endian u32
- * The modules check at load time that these enums name the core's table
- * entries in order (a mismatch refuses to load).  Absent attributes keep
- * their value on change and take the core's default on init.  dump returns
- * every parameter of the running discipline, so `tc qdisc show` output fed
- * back to `tc qdisc change` is the identity.
+ * Absent attributes keep their value on change and take the core's default
+ * on init.  dump returns every parameter of the running discipline, so
+ * `tc qdisc show` output fed back to `tc qdisc change` is the identity.
  *
- * Classification (every qdisc): the IPv4 ToS byte / IPv6 traffic class,
+ * The generic qdisc numbers the parameters by the core's table (attribute
+ * i + 1 of TCA_QLAB_PARAMS is parameter i), so a new discipline needs no
+ * change here.  The dedicated qdiscs name them in the enums below; the
+ * modules check at load time that these name the core's table entries in
+ * order (a mismatch refuses to load).
+ *
+ * Classification (every qdisc), the core's qcore_pkt_set_tos() of the IPv4
+ * ToS byte / IPv6 traffic class:
  *	cls  = tos >> 5		(DSCP class selector, 0..7)
  *	prec = (tos >> 3) & 3	(AF drop precedence bits)
- * flow = the skb flow hash; len = IP length (no link-layer header).
+ *	ECT  = tos & 3 != 0	(a mark on a packet that is not ECT is a drop)
+ * len = IP length (no link-layer header); flow = the core's
+ * qcore_flow_hash() of the 5-tuple in host byte order, ports of TCP and
+ * UDP only (0 for other protocols and non-first fragments); an IPv6
+ * address enters as the XOR of its four 32-bit words, the protocol as the
+ * first next-header (ports only when that is TCP or UDP); 0 for non-IP.
  */
 #ifndef QLAB_SCHED_H
 #define QLAB_SCHED_H
@@ -43,6 +55,31 @@ enum {
 	QLAB_REASON_DELAY,
 	__QLAB_REASON_COUNT
 };
+
+/*
+ * qlab: the generic qdisc, any discipline of the core's registry
+ * (qcore_disciplines[], qcore_find()), named by the core's name.
+ */
+enum {
+	TCA_QLAB_UNSPEC,
+	TCA_QLAB_PAD,
+	TCA_QLAB_DISC,		/* string: the core's discipline ("ncq", "red", ...);
+				 * absent: droptail on init, the running one on
+				 * change; another one starts from its defaults */
+	TCA_QLAB_SEED,		/* u64, the core generator's seed */
+	TCA_QLAB_PARAMS,	/* nested: TCA_QLAB_PARAM(i) = parameter i */
+	__TCA_QLAB_MAX
+};
+#define TCA_QLAB_MAX (__TCA_QLAB_MAX - 1)
+#define QLAB_DISC_NAMSIZ 32	/* a discipline's name, NUL included */
+
+/*
+ * Inside TCA_QLAB_PARAMS: parameter i of the discipline's table
+ * (ops->params[i]) is attribute i + 1, typed by the table's kind as above;
+ * attribute 0 only pads a u64 to 8 bytes (ignored).
+ */
+#define TCA_QLAB_PARAM_PAD 0
+#define TCA_QLAB_PARAM(i) ((i) + 1)
 
 /* ncq: core ncq.c */
 enum {
@@ -157,9 +194,14 @@ struct tc_qlab_band_xstats {
 	__u64 limit_bytes;	/* srd/rd: B_D (band 0) and B_R (band 1) */
 };
 
+/*
+ * The generic qdisc fills nbands, seed and the adapter's per-band counters;
+ * the discipline-specific fields (favoured ... n_r, p_q32 ... limit_bytes)
+ * only the dedicated qdiscs, which know their discipline's state.
+ */
 struct tc_qlab_xstats {
 	__u32 nbands;
-	__u32 variant;		/* srd: 0 srd, 1 rd; rbwfq: 0 rbaqm, 1 wred */
+	__u32 variant;		/* srd: 0 srd, 1 rd; rbwfq: 0 rbaqm, 1 wred; qlab: 0 */
 	__u64 seed;
 	__u64 favoured;		/* ncq: packets classified favoured (band 0) */
 	__u64 normal;		/* ncq: packets classified normal (band 1) */

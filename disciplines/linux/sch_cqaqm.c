@@ -32,14 +32,9 @@ static const char *const cqaqm_attr_names[] = {
 };
 #undef A
 
-static void cqaqm_defaults(void *params)
-{
-	cqaqm_params_init(params);
-}
-
 static const struct qlab_variant cqaqm_variants[] = {
 	{
-		.name = "cqaqm", .ops = &cqaqm_ops, .params_init = cqaqm_defaults,
+		.name = "cqaqm", .ops = &cqaqm_ops,
 		.attr_base = TCA_CQAQM_B_HIGH, .attr_names = cqaqm_attr_names,
 		.nattrs = ARRAY_SIZE(cqaqm_attr_names),
 	},

@@ -26,14 +26,9 @@ static const char *const ncq_attr_names[] = {
 };
 #undef A
 
-static void ncq_defaults(void *params)
-{
-	ncq_params_init(params);
-}
-
 static const struct qlab_variant ncq_variants[] = {
 	{
-		.name = "ncq", .ops = &ncq_ops, .params_init = ncq_defaults,
+		.name = "ncq", .ops = &ncq_ops,
 		.attr_base = TCA_NCQ_SIZE_BYTES, .attr_names = ncq_attr_names,
 		.nattrs = ARRAY_SIZE(ncq_attr_names),
 	},

@@ -48,25 +48,15 @@ static const char *const wred_attr_names[] = {
 };
 #undef A
 
-static void rbaqm_defaults(void *params)
-{
-	rbaqm_params_init(params);
-}
-
-static void wred_defaults(void *params)
-{
-	wred_params_init(params);
-}
-
 /* Index = TCA_RBWFQ_AQM value. */
 static const struct qlab_variant rbwfq_variants[] = {
 	{
-		.name = "rbaqm", .ops = &rbaqm_ops, .params_init = rbaqm_defaults,
+		.name = "rbaqm", .ops = &rbaqm_ops,
 		.attr_base = TCA_RBWFQ_RB_CLASSES, .attr_names = rbaqm_attr_names,
 		.nattrs = ARRAY_SIZE(rbaqm_attr_names),
 	},
 	{
-		.name = "wred", .ops = &wred_ops, .params_init = wred_defaults,
+		.name = "wred", .ops = &wred_ops,
 		.attr_base = TCA_RBWFQ_WRED_CLASSES, .attr_names = wred_attr_names,
 		.nattrs = ARRAY_SIZE(wred_attr_names),
 	},

@@ -29,20 +29,15 @@ static const char *const srd_attr_names[] = {
 };
 #undef A
 
-static void srd_defaults(void *params)
-{
-	srd_params_init(params);
-}
-
 /* Index = TCA_SRD_VARIANT value. */
 static const struct qlab_variant srd_variants[] = {
 	{
-		.name = "srd", .ops = &srd_ops, .params_init = srd_defaults,
+		.name = "srd", .ops = &srd_ops,
 		.attr_base = TCA_SRD_RATE_BPS, .attr_names = srd_attr_names,
 		.nattrs = ARRAY_SIZE(srd_attr_names),
 	},
 	{
-		.name = "rd", .ops = &rd_ops, .params_init = srd_defaults,
+		.name = "rd", .ops = &rd_ops,
 		.attr_base = TCA_SRD_RATE_BPS, .attr_names = srd_attr_names,
 		.nattrs = ARRAY_SIZE(srd_attr_names),
 	},

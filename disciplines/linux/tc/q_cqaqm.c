@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* q_cqaqm.c - tc plugin of the cqaqm qdisc (sch_cqaqm.c). */
-#include "q_qlab.h"
+#include "qlab_tc.h"
 #include "cqaqm.h"
 
 static const struct qlab_tc_variant cqaqm_variants[] = {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* q_ncq.c - tc plugin of the ncq qdisc (sch_ncq.c). */
-#include "q_qlab.h"
+#include "qlab_tc.h"
 #include "ncq.h"
 
 static const struct qlab_tc_variant ncq_variants[] = {

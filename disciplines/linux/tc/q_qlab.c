@@ -1,356 +1,195 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * q_qlab.c - option parsing and printing shared by qlab's tc plugins.
+ * q_qlab.c - tc plugin of the generic qlab qdisc (sch_qlab.c): any
+ * discipline of the core's registry, by the core's names.
  *
- *	tc qdisc add dev eth0 root ncq size 130 thresh 0.05 limit 100
+ *	tc qdisc add dev eth0 root qlab disc ncq [ seed N ] [ PARAMETER VALUE ]...
+ *	tc qdisc add dev eth0 root qlab help		the disciplines
+ *	tc qdisc add dev eth0 root qlab disc ncq help	ncq's parameters
  *
- * Options are the core's parameter names (size_bytes, thresh, ...); a name
- * without its unit suffix (_bytes, _pkts, _ns, _bps, _ppm) is accepted too
- * ("size", "limit").  Values are parsed by the core's own parser
- * (qcore_params_set: exact decimals for fractions, "a:b:c" lists, choice
- * names), so tc rejects a bad value with the same message as the replay
- * tool; cross-parameter checks come back from the kernel (check_params)
- * as "Error: ...".  Only the options given are sent: on change the others
- * keep their values.
+ * The discipline's table names the parameters, types them and gives their
+ * usage; the core's parser reads the values and its formatter prints them
+ * (qlab_tc.c).  Without `disc` the kernel keeps the running discipline (on
+ * change) or starts droptail (on add); setting parameters needs `disc`.
  */
 #include <stdlib.h>
 #include <string.h>
-#include "q_qlab.h"
+#include "qlab_tc.h"
 #include "qcore_usage.h"
 
-static const char *const unit_suffixes[] = { "_bytes", "_pkts", "_ns", "_bps", "_ppm" };
-
-/* Index of the parameter `word` names in ops, or -1. */
-static int find_param(const struct qcore_disc_ops *ops, const char *word)
+static void qlab_disc_list(FILE *f, const char *sep)
 {
-	size_t wl = strlen(word);
-	unsigned int i, s;
+	unsigned int i;
 
-	for (i = 0; i < ops->nparams; i++) {
-		const char *name = ops->params[i].name;
-
-		if (!strcmp(name, word))
-			return (int)i;
-		for (s = 0; s < ARRAY_SIZE(unit_suffixes); s++)
-			if (!strncmp(name, word, wl) &&
-			    !strcmp(name + wl, unit_suffixes[s]))
-				return (int)i;
-	}
-	return -1;
+	for (i = 0; qcore_disciplines[i]; i++)
+		fprintf(f, "%s%s", i ? sep : "", qcore_disciplines[i]->name);
 }
 
-static void usage(const struct qlab_tc_kind *k)
+static void usage(const struct qcore_disc_ops *ops)
 {
-	int v;
+	unsigned int i;
 
-	fprintf(stderr, "Usage: ... %s [ seed N ]", k->id);
-	if (k->attr_variant) {
-		fprintf(stderr, " [ %s ", k->variant_keyword);
-		for (v = 0; v < k->nvariants; v++)
-			fprintf(stderr, "%s%s", v ? "|" : "", k->variants[v].name);
-		fprintf(stderr, " ]");
+	if (ops) {
+		fprintf(stderr, "Usage: ... qlab disc %s [ seed N ] [ PARAMETER VALUE ]...\n"
+			"%s: %s\n"
+			"bands: %s\n"
+			"PARAMETER is a name below, with or without its unit suffix (_bytes, _pkts, _ns, _bps, _ppm).\n"
+			"seed: the core generator's seed (default: random, shown by tc qdisc show).\n",
+			ops->name, ops->name, ops->summary, ops->bands_help ? ops->bands_help : "");
+		qcore_params_usage(ops, stderr);
+		return;
 	}
-	fprintf(stderr, " [ PARAMETER VALUE ]...\n"
-		"Example: %s\n"
-		"PARAMETER is a name below, with or without its unit suffix (_bytes, _pkts, _ns, _bps, _ppm).\n"
-		"seed: the core generator's seed (default: random, shown by tc qdisc show).\n",
-		k->example);
-	for (v = 0; v < k->nvariants; v++) {
-		fprintf(stderr, "\n%s %s:\n", k->attr_variant ? k->variant_keyword : "parameters of",
-			k->variants[v].name);
-		if (v && k->variants[v].attr_base == k->variants[v - 1].attr_base) {
-			fprintf(stderr, "  the same parameters as %s\n", k->variants[v - 1].name);
-			continue;
-		}
-		qcore_params_usage(k->variants[v].ops, stderr);
-	}
+	fprintf(stderr, "Usage: ... qlab [ disc NAME ] [ seed N ] [ PARAMETER VALUE ]...\n"
+		"       ... qlab disc NAME help		NAME's parameters\n"
+		"Example: tc qdisc add dev eth0 root qlab disc ncq size 130 thresh 0.05 limit 100\n"
+		"disc: a discipline of the qlab core (on add, default droptail; on change, the one running):\n");
+	for (i = 0; qcore_disciplines[i]; i++)
+		fprintf(stderr, "  %-10s %s\n", qcore_disciplines[i]->name,
+			qcore_disciplines[i]->summary);
 }
 
-static int add_param(struct nlmsghdr *n, int attr, const struct qcore_param_desc *d,
-		     const void *params)
+static int qlab_parse_opt(struct qdisc_util *qu, int argc, char **argv,
+			  struct nlmsghdr *n, const char *dev)
 {
-	const unsigned char *p = (const unsigned char *)params + d->offset;
-	const __u32 *list;
-	int len;
-
-	switch (d->kind) {
-	case QCORE_PARAM_U32:
-	case QCORE_PARAM_PPM:
-		return addattr32(n, 1024, attr, *(const __u32 *)p);
-	case QCORE_PARAM_U64:
-		return addattr64(n, 1024, attr, *(const __u64 *)p);
-	case QCORE_PARAM_ENUM:
-	case QCORE_PARAM_BOOL:
-		return addattr8(n, 1024, attr, *p);
-	case QCORE_PARAM_U32_LIST:
-		list = (const __u32 *)p;
-		for (len = QCORE_MAX_BANDS; len > 1 && !list[len - 1]; len--)
-			;
-		return addattr_l(n, 1024, attr, list, len * 4);
-	}
-	return -1;
-}
-
-int qlab_tc_parse(const struct qlab_tc_kind *k, int argc, char **argv,
-		  struct nlmsghdr *n)
-{
-	const struct qlab_tc_variant *chosen = NULL;
-	void *params[QLAB_MAX_BANDS] = { 0 };	/* per variant */
-	unsigned char set[QLAB_MAX_BANDS][64] = { { 0 } };
-	char err[QCORE_ERRLEN + 256];
-	struct rtattr *tail;
+	const struct qcore_disc_ops *ops = NULL;
+	struct qcore_param_value *vals = NULL;
+	unsigned char *set = NULL;
+	char err[QCORE_ERRLEN];
+	struct rtattr *tail, *params;
 	__u64 seed = 0;
-	int have_seed = 0, variant = -1, i, v, ret = -1;
+	int have_seed = 0, i, idx, ret = -1;
+	unsigned int p;
 
-	/* The variant first: it decides which parameter table applies. */
-	for (i = 0; k->attr_variant && i < argc; i++) {
-		if (strcmp(argv[i], k->variant_keyword))
+	/* The discipline first: its table names the parameters. */
+	for (i = 0; i < argc && strcmp(argv[i], "help"); i += 2) {
+		if (strcmp(argv[i], "disc") || i + 1 == argc)
 			continue;
-		if (i + 1 == argc) {
-			fprintf(stderr, "%s: %s needs a value\n", k->id, k->variant_keyword);
+		ops = qcore_find(argv[i + 1]);
+		if (!ops) {
+			fprintf(stderr, "qlab: disc: unknown discipline '%s' (one of ", argv[i + 1]);
+			qlab_disc_list(stderr, "|");
+			fprintf(stderr, "; tc qdisc add ... qlab help)\n");
 			return -1;
 		}
-		for (v = 0; v < k->nvariants; v++)
-			if (!strcmp(argv[i + 1], k->variants[v].name))
-				variant = v;
-		if (variant < 0) {
-			fprintf(stderr, "%s: %s must be one of", k->id, k->variant_keyword);
-			for (v = 0; v < k->nvariants; v++)
-				fprintf(stderr, "%s%s", v ? "|" : " ", k->variants[v].name);
-			fprintf(stderr, ", got '%s'\n", argv[i + 1]);
-			return -1;
-		}
-		chosen = &k->variants[variant];
 	}
-	for (v = 0; v < k->nvariants; v++) {
-		params[v] = calloc(1, k->variants[v].ops->params_size);
-		if (!params[v])
-			goto out;
-	}
+	vals = calloc(ops ? ops->nparams + 1 : 1, sizeof(*vals));
+	set = calloc(ops ? ops->nparams + 1 : 1, 1);
+	if (!vals || !set)
+		goto out;
 
 	for (i = 0; i < argc; i++) {
 		const char *word = argv[i];
-		int idx = -1;
 
 		if (!strcmp(word, "help")) {
-			usage(k);
+			usage(ops);
 			goto out;
 		}
 		if (i + 1 == argc) {
-			fprintf(stderr, "%s: option '%s' needs a value (tc qdisc add ... %s help)\n",
-				k->id, word, k->id);
+			fprintf(stderr, "qlab: option '%s' needs a value (tc qdisc add ... qlab help)\n",
+				word);
 			goto out;
 		}
-		if (k->attr_variant && !strcmp(word, k->variant_keyword)) {
+		if (!strcmp(word, "disc")) {
 			i++;
 			continue;
 		}
 		if (!strcmp(word, "seed")) {
-			if (argv[i + 1][0] == '-' || get_u64(&seed, argv[i + 1], 10)) {
-				fprintf(stderr, "%s: seed: expected an integer 0..18446744073709551615, got '%s'\n",
-					k->id, argv[i + 1]);
+			if (qlab_tc_parse_seed("qlab", argv[i + 1], &seed))
 				goto out;
-			}
 			have_seed = 1;
 			i++;
 			continue;
 		}
-		/* The chosen variant's table, else the first variant that knows the name. */
-		for (v = 0; v < k->nvariants; v++) {
-			if (chosen && &k->variants[v] != chosen)
-				continue;
-			idx = find_param(k->variants[v].ops, word);
-			if (idx >= 0)
-				break;
+		if (!ops) {
+			fprintf(stderr, "qlab: '%s': name the discipline (disc NAME) to set its parameters\n",
+				word);
+			goto out;
 		}
+		idx = qlab_tc_find_param(ops, word);
 		if (idx < 0) {
-			fprintf(stderr, "%s: unknown option '%s'%s (tc qdisc add ... %s help)\n",
-				k->id, word,
-				chosen ? " for this variant" : "", k->id);
+			qcore_param_index(ops, word, err, sizeof(err));
+			fprintf(stderr, "qlab: %s (tc qdisc add ... qlab disc %s help)\n",
+				err, ops->name);
 			goto out;
 		}
-		if (!chosen && k->attr_variant && k->nvariants > 1) {
-			/* Remember which table the names came from; all must agree. */
-			int w;
-
-			for (w = 0; w < k->nvariants; w++)
-				if (w != v && k->variants[w].attr_base != k->variants[v].attr_base &&
-				    memchr(set[w], 1, sizeof(set[w]))) {
-					fprintf(stderr, "%s: '%s' is a %s parameter but earlier ones are %s's: give %s %s|%s\n",
-						k->id, word, k->variants[v].name, k->variants[w].name,
-						k->variant_keyword, k->variants[0].name, k->variants[1].name);
-					goto out;
-				}
-		}
-		if (qcore_params_set(k->variants[v].ops, params[v],
-				     k->variants[v].ops->params[idx].name, argv[i + 1],
-				     err, sizeof(err))) {
-			fprintf(stderr, "%s: %s\n", k->id, err);
+		if (qcore_param_parse(&ops->params[idx], argv[i + 1], &vals[idx],
+				      err, sizeof(err))) {
+			fprintf(stderr, "qlab: %s: %s\n", ops->name, err);
 			goto out;
 		}
-		set[v][idx] = 1;
+		set[idx] = 1;
 		i++;
 	}
 
-	tail = addattr_nest(n, 1024, TCA_OPTIONS);
+	tail = addattr_nest(n, TCA_BUF_MAX, TCA_OPTIONS);
+	if (ops)
+		addattr_l(n, TCA_BUF_MAX, TCA_QLAB_DISC, ops->name, strlen(ops->name) + 1);
 	if (have_seed)
-		addattr64(n, 1024, k->attr_seed, seed);
-	if (chosen)
-		addattr8(n, 1024, k->attr_variant, (__u8)variant);
-	for (v = 0; v < k->nvariants; v++) {
-		const struct qcore_disc_ops *ops = k->variants[v].ops;
-		unsigned int p;
-
+		addattr64(n, TCA_BUF_MAX, TCA_QLAB_SEED, seed);
+	if (ops) {
+		params = addattr_nest(n, TCA_BUF_MAX, TCA_QLAB_PARAMS);
 		for (p = 0; p < ops->nparams; p++)
-			if (set[v][p] && add_param(n, k->variants[v].attr_base + (int)p,
-						    &ops->params[p], params[v]))
+			if (set[p] && qlab_tc_add_value(n, TCA_QLAB_PARAM(p), &ops->params[p],
+							&vals[p]))
 				goto out;
+		addattr_nest_end(n, params);
 	}
 	addattr_nest_end(n, tail);
 	ret = 0;
 out:
-	for (v = 0; v < k->nvariants; v++)
-		free(params[v]);
+	free(vals);
+	free(set);
 	return ret;
 }
 
-static void print_param(const struct qcore_param_desc *d, struct rtattr *a)
+static int qlab_print_opt(struct qdisc_util *qu, FILE *f, struct rtattr *opt)
 {
-	char buf[160], *s = buf;
-	const __u32 *list;
-	const char *c;
-	int i, n, idx;
-
-	switch (d->kind) {
-	case QCORE_PARAM_U32:
-		print_uint(PRINT_ANY, d->name, "%u ", rta_getattr_u32(a));
-		break;
-	case QCORE_PARAM_PPM:
-		qcore_fmt_ppm(buf, sizeof(buf), rta_getattr_u32(a));
-		print_string(PRINT_ANY, d->name, "%s ", buf);
-		break;
-	case QCORE_PARAM_U64:
-		print_u64(PRINT_ANY, d->name, "%llu ", rta_getattr_u64(a));
-		break;
-	case QCORE_PARAM_BOOL:
-		print_uint(PRINT_ANY, d->name, "%u ", rta_getattr_u8(a));
-		break;
-	case QCORE_PARAM_ENUM:
-		idx = rta_getattr_u8(a);
-		/* The idx-th of "a|b|c". */
-		for (c = d->choices; idx > 0 && c && *c; c++)
-			if (*c == '|')
-				idx--;
-		for (i = 0; c && c[i] && c[i] != '|' && i < (int)sizeof(buf) - 1; i++)
-			buf[i] = c[i];
-		buf[i] = '\0';
-		print_string(PRINT_ANY, d->name, "%s ", buf);
-		break;
-	case QCORE_PARAM_U32_LIST:
-		list = RTA_DATA(a);
-		n = RTA_PAYLOAD(a) / 4;
-		buf[0] = '\0';
-		for (i = 0; i < n && i < QCORE_MAX_BANDS; i++)
-			s += snprintf(s, buf + sizeof(buf) - s, "%s%u", i ? ":" : "", list[i]);
-		print_string(PRINT_ANY, d->name, "%s ", buf);
-		break;
-	}
-}
-
-int qlab_tc_print(const struct qlab_tc_kind *k, FILE *f, struct rtattr *opt)
-{
-	struct rtattr *tb[k->maxattr + 1];
-	const struct qlab_tc_variant *v = &k->variants[0];
+	struct rtattr *tb[TCA_QLAB_MAX + 1];
+	const struct qcore_disc_ops *ops;
+	struct qcore_param_value val;
+	const char *name;
+	void *params;
 	unsigned int p;
 
 	if (!opt)
 		return 0;
-	parse_rtattr_nested(tb, k->maxattr, opt);
-	if (k->attr_variant && tb[k->attr_variant]) {
-		__u8 idx = rta_getattr_u8(tb[k->attr_variant]);
-
-		if (idx < k->nvariants)
-			v = &k->variants[idx];
-		print_string(PRINT_FP, NULL, "%s ", k->variant_keyword);
-		print_string(PRINT_ANY, k->variant_keyword, "%s ", v->name);
-	}
-	for (p = 0; p < v->ops->nparams; p++) {
-		struct rtattr *a = tb[v->attr_base + (int)p];
-
-		if (!a)
-			continue;
-		print_string(PRINT_FP, NULL, "%s ", v->ops->params[p].name);
-		print_param(&v->ops->params[p], a);
-	}
-	if (tb[k->attr_seed])
-		print_u64(PRINT_ANY, "seed", "seed %llu ", rta_getattr_u64(tb[k->attr_seed]));
-	return 0;
-}
-
-int qlab_tc_print_xstats(const struct qlab_tc_kind *k, FILE *f,
-			 struct rtattr *xstats)
-{
-	static const char *const reasons[] = { "", "overflow", "aqm", "precedence_local",
-					       "precedence_cross", "delay" };
-	const struct tc_qlab_xstats *xs;
-	unsigned int b, r;
-
-	if (!xstats)
+	parse_rtattr_nested(tb, TCA_QLAB_MAX, opt);
+	if (!tb[TCA_QLAB_DISC])
 		return 0;
-	if (RTA_PAYLOAD(xstats) < sizeof(*xs))
-		return -1;
-	xs = RTA_DATA(xstats);
-	if (!strcmp(k->id, "ncq")) {
-		print_u64(PRINT_ANY, "received", " received %llu", xs->received);
-		print_u64(PRINT_ANY, "favoured", " favoured %llu", xs->favoured);
-		print_u64(PRINT_ANY, "normal", " normal %llu", xs->normal);
-	} else if (!strcmp(k->id, "cqaqm")) {
-		print_uint(PRINT_ANY, "nonlocal_active", " nonlocal_active %u", xs->nonlocal_active);
-		print_u64(PRINT_ANY, "nonlocal_on", " nonlocal_on %llu", xs->nonlocal_on);
-	} else if (!strcmp(k->id, "rbwfq")) {
-		print_string(PRINT_ANY, "aqm", " aqm %s",
-			     xs->variant < (unsigned int)k->nvariants ? k->variants[xs->variant].name : "?");
-	} else if (!strcmp(k->id, "srd")) {
-		print_string(PRINT_ANY, "variant", " variant %s",
-			     xs->variant < (unsigned int)k->nvariants ? k->variants[xs->variant].name : "?");
-		print_uint(PRINT_ANY, "n_d", " n_d %u", xs->n_d);
-		print_uint(PRINT_ANY, "n_r", " n_r %u", xs->n_r);
-	}
-	open_json_array(PRINT_JSON, "bands");
-	for (b = 0; b < xs->nbands && b < QLAB_MAX_BANDS; b++) {
-		const struct tc_qlab_band_xstats *x = &xs->band[b];
+	name = rta_getattr_str(tb[TCA_QLAB_DISC]);
+	ops = qcore_find(name);
+	print_string(PRINT_FP, NULL, "%s ", "disc");
+	print_string(PRINT_ANY, "disc", "%s ", name);
+	if (!ops) {
+		print_string(PRINT_FP, NULL, "%s ", "(parameters unknown to this tc plugin)");
+	} else if (tb[TCA_QLAB_PARAMS]) {
+		struct rtattr *pt[ops->nparams + 1];
 
-		open_json_object(NULL);
-		print_string(PRINT_FP, NULL, "%s", _SL_);
-		print_uint(PRINT_ANY, "band", " band %u:", b);
-		print_uint(PRINT_ANY, "backlog_pkts", " backlog %up", x->backlog_pkts);
-		print_u64(PRINT_ANY, "backlog_bytes", " %llub", x->backlog_bytes);
-		print_u64(PRINT_ANY, "arrivals", " arrivals %llu", x->arrivals);
-		print_u64(PRINT_ANY, "sent", " sent %llu", x->sent);
-		print_u64(PRINT_ANY, "marked", " marked %llu", x->marked);
-		print_u64(PRINT_ANY, "purged", " purged %llu", x->purged);
-		for (r = 1; r < ARRAY_SIZE(reasons); r++) {
-			char key[40];
+		parse_rtattr_nested(pt, ops->nparams, tb[TCA_QLAB_PARAMS]);
+		params = calloc(1, ops->params_size + 1);
+		if (!params)
+			return -1;
+		for (p = 0; p < ops->nparams; p++) {
+			struct rtattr *a = pt[TCA_QLAB_PARAM(p)];
 
-			snprintf(key, sizeof(key), "drop_%s", reasons[r]);
-			print_string(PRINT_FP, NULL, " %s", key);
-			print_u64(PRINT_ANY, key, " %llu", x->drops[r]);
+			if (a && !qlab_tc_attr_value(&ops->params[p], a, &val))
+				qlab_tc_print_value(ops, params, &ops->params[p], &val);
 		}
-		if (!strcmp(k->id, "rbwfq")) {
-			char p[32];
-
-			snprintf(p, sizeof(p), "%.6f", x->p_q32 / 4294967296.0);
-			print_string(PRINT_ANY, "p", " P %s", p);
-			print_u64(PRINT_ANY, "p_q32", " (q32 %llu)", x->p_q32);
-			if (xs->variant == 0) {
-				print_u64(PRINT_ANY, "rate_bps", " x_bps %llu", x->rate_bps);
-				print_u64(PRINT_ANY, "capacity_bps", " c_bps %llu", x->capacity_bps);
-			}
-		}
-		if (!strcmp(k->id, "srd"))
-			print_u64(PRINT_ANY, "limit_bytes", " limit_bytes %llu", x->limit_bytes);
-		close_json_object();
+		free(params);
 	}
-	close_json_array(PRINT_JSON, NULL);
+	if (tb[TCA_QLAB_SEED])
+		print_u64(PRINT_ANY, "seed", "seed %llu ", rta_getattr_u64(tb[TCA_QLAB_SEED]));
 	return 0;
 }
+
+static int qlab_print_xstats(struct qdisc_util *qu, FILE *f, struct rtattr *xstats)
+{
+	return qlab_tc_print_xstats("qlab", NULL, 0, f, xstats);
+}
+
+__attribute__((visibility("default"))) struct qdisc_util qlab_qdisc_util = {
+	.id = "qlab",
+	.parse_qopt = qlab_parse_opt,
+	.print_qopt = qlab_print_opt,
+	.print_xstats = qlab_print_xstats,
+};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* q_rbwfq.c - tc plugin of the rbwfq qdisc (sch_rbwfq.c): RB-AQM or WRED. */
-#include "q_qlab.h"
+#include "qlab_tc.h"
 #include "rbaqm.h"
 #include "wred.h"
 

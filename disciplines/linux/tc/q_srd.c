@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* q_srd.c - tc plugin of the srd qdisc (sch_srd.c): S-RD or RD. */
-#include "q_qlab.h"
+#include "qlab_tc.h"
 #include "srd.h"
 
 /* Index = TCA_SRD_VARIANT value. */

@@ -16,9 +16,14 @@ struct qlab_golden_event {
 
 struct qlab_golden_case {
 	const char *name;
-	const char *qdisc;		/* Qdisc_ops id */
-	const u8 *opts;			/* the TCA_OPTIONS attribute, nest included */
+	const char *qdisc;		/* Qdisc_ops id: "qlab" or a dedicated qdisc */
+	const char *disc;		/* the core's discipline */
+	/* dedicated qdiscs: the TCA_OPTIONS attribute, nest included */
+	const u8 *opts;
 	u32 opts_len;
+	u64 seed;
+	/* qlab: the case's --param values, "NAME=VALUE", NULL-terminated */
+	const char *const *params;
 	const struct qlab_golden_event *events;
 	u32 nevents;
 	const char *decisions;		/* expected rows, header excluded, LF-separated */

@@ -6,31 +6,48 @@
  *
  * Per case: a standalone qdisc of the case's kind (qdisc_create_dflt on the
  * loopback device's queue, never attached), configured through its real
- * change() with the TCA_OPTIONS nest `tc` would send for the case's
- * --param/--seed arguments.  Per event row:
+ * change(): for the generic qdisc `qlab`, the case's --param NAME=VALUE
+ * texts become typed values with the core's parser (qcore_param_index,
+ * qcore_param_parse) and the options `tc qdisc change ... qlab disc NAME`
+ * sends; for a dedicated qdisc, the TCA_OPTIONS nest `tc` would send to it.
+ * Per event row:
  *   enq: a synthetic skb (Ethernet header + IPv4 header with ToS =
- *        cls << 5 | prec << 3 | ECT(0), total length = the row's len, the
- *        row's flow as the skb hash; a non-IP frame when len < 20) goes
- *        through qlab_classify(), which must recover len, cls, prec and
- *        flow, then qlab_enqueue_pkt() at the row's time;
+ *        cls << 5 | prec << 3 | ECT(0), total length = the row's len, a UDP
+ *        header whose 5-tuple derives from the row's flow, or protocol 253
+ *        without ports when the packet is too short for UDP; a non-IP frame
+ *        when len < 20) goes through qlab_classify(), which must recover
+ *        len, cls, prec, ECT and qcore_flow_hash() of that 5-tuple; then
+ *        the row's flow replaces the hash (the vectors' flows are abstract)
+ *        and qlab_enqueue_pkt() runs at the row's time;
  *   deq: qlab_dequeue_at() at the row's time.
  * These are Qdisc_ops.enqueue/dequeue minus the clock read (qlab_sch.h).
  * The decision rows are rebuilt from what the qdisc did (return code, the
  * band counters, the CE mark, which skb came out, which heads were dropped)
  * in qcore-replay's format and compared with the golden rows one by one.
- * Cases marked expect_fail (mutated copies) must mismatch.
+ * Cases marked expect_fail (mutated copies) must mismatch.  Every
+ * discipline of the core's registry must have passed cases through `qlab`.
  *
- * Output, one line per case, then
+ * Then the flow hash and the classification of hand-made packets (IPv4
+ * TCP/UDP/ICMP, fragments, IPv6, non-IP) against qcore_flow_hash() of
+ * their 5-tuples, written here as constants.
+ *
+ * Output, one line per case and check, then
  *	qlab-golden: summary cases=N pass=P fail=F
  */
 #include <linux/module.h>
 #include <linux/etherdevice.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <net/inet_ecn.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <net/sch_generic.h>
+#include <net/tcp.h>
 
 #include "qlab_sch.h"
 #include "qlab_golden.h"
@@ -61,7 +78,26 @@ static void take_snapshot(const struct qlab_sch *q, struct snapshot *s, bool hea
 	}
 }
 
-static struct sk_buff *make_skb(const struct qlab_golden_event *ev, u32 id)
+/* The 5-tuple a row's packet carries (UDP when there is room for its header). */
+struct tuple {
+	u32 saddr, daddr;
+	u16 sport, dport;
+	u8 proto;
+};
+
+static void row_tuple(const struct qlab_golden_event *ev, struct tuple *t)
+{
+	bool udp = ev->len >= sizeof(struct iphdr) + sizeof(struct udphdr);
+
+	t->saddr = 0x0a000000 | (ev->flow >> 16);
+	t->daddr = 0x0a800001;
+	t->sport = udp ? (u16)ev->flow : 0;
+	t->dport = udp ? 9 : 0;
+	t->proto = udp ? IPPROTO_UDP : 253;	/* 253: experimental, no ports */
+}
+
+static struct sk_buff *make_skb(const struct qlab_golden_event *ev, u32 id,
+				const struct tuple *t)
 {
 	struct sk_buff *skb = alloc_skb(ev->len + ETH_HLEN + 64, GFP_KERNEL);
 	struct ethhdr *eth;
@@ -79,10 +115,17 @@ static struct sk_buff *make_skb(const struct qlab_golden_event *ev, u32 id)
 		iph->tos = (ev->cls << 5) | ((ev->prec & 3) << 3) | INET_ECN_ECT_0;
 		iph->tot_len = htons(ev->len);
 		iph->ttl = 64;
-		iph->protocol = IPPROTO_UDP;
-		iph->saddr = htonl(0x0a000001);
-		iph->daddr = htonl(0x0a000002);
+		iph->protocol = t->proto;
+		iph->saddr = htonl(t->saddr);
+		iph->daddr = htonl(t->daddr);
 		iph->check = ip_fast_csum((u8 *)iph, iph->ihl);
+		if (t->proto == IPPROTO_UDP) {
+			struct udphdr *uh = (struct udphdr *)(iph + 1);
+
+			uh->source = htons(t->sport);
+			uh->dest = htons(t->dport);
+			uh->len = htons(ev->len - sizeof(*iph));
+		}
 		skb->protocol = htons(ETH_P_IP);
 	} else {
 		skb->protocol = htons(ETH_P_802_3);	/* too short for IP */
@@ -92,7 +135,6 @@ static struct sk_buff *make_skb(const struct qlab_golden_event *ev, u32 id)
 	memset(eth, 0, ETH_HLEN);
 	eth->h_proto = skb->protocol;
 	qdisc_skb_cb(skb)->pkt_len = skb->len;	/* as __dev_xmit_skb() sets it */
-	__skb_set_sw_hash(skb, ev->flow, false);
 	skb->mark = id;
 	return skb;
 }
@@ -140,31 +182,36 @@ static int do_enq(struct replay *r, struct Qdisc *sch, const struct qlab_golden_
 		  u32 id, struct snapshot *s)
 {
 	struct qlab_sch *q = qdisc_priv(sch);
-	struct sk_buff *skb = make_skb(ev, id), *to_free = NULL;
 	const char *verdict = "queued", *reason = "";
+	struct sk_buff *skb, *to_free = NULL;
 	char row[ROWLEN];
 	struct qcore_pkt pkt;
+	struct tuple t;
 	int ret, band = -1;
-	u32 b, k;
+	u32 b, k, hash;
 
+	row_tuple(ev, &t);
+	skb = make_skb(ev, id, &t);
 	if (!skb)
 		return -ENOMEM;
 	qlab_classify(skb, &pkt, ev->t_ns);
+	hash = qcore_flow_hash(t.saddr, t.daddr, t.sport, t.dport, t.proto);
 	if (ev->len >= sizeof(struct iphdr) &&
 	    (pkt.len != ev->len || pkt.cls != ev->cls || pkt.prec != ev->prec ||
-	     pkt.flow_hash != ev->flow)) {
-		snprintf(row, ROWLEN, "classify: len %u cls %u prec %u flow %u, want %u %u %u %u",
-			 pkt.len, pkt.cls, pkt.prec, pkt.flow_hash, ev->len, ev->cls,
-			 ev->prec, ev->flow);
+	     !(pkt.flags & QCORE_PKT_ECT) || pkt.flow_hash != hash)) {
+		snprintf(row, ROWLEN, "classify: len %u cls %u prec %u flags %#x flow %#x, want %u %u %u ECT %#x",
+			 pkt.len, pkt.cls, pkt.prec, pkt.flags, pkt.flow_hash, ev->len,
+			 ev->cls, ev->prec, hash);
 		mismatch_text(r, row);
 	}
 	if (ev->len < sizeof(struct iphdr)) {
 		/* Not IP: the metadata the classifier cannot carry (as ns-3's RawItem). */
-		if (pkt.len != ev->len)
-			mismatch_text(r, "classify: wrong len of a non-IP frame");
+		if (pkt.len != ev->len || pkt.flow_hash)
+			mismatch_text(r, "classify: wrong len or a flow hash for a non-IP frame");
 		pkt.cls = ev->cls;
 		pkt.prec = ev->prec;
 	}
+	pkt.flow_hash = ev->flow;
 	take_snapshot(q, s, false);
 	spin_lock_bh(qdisc_lock(sch));
 	ret = qlab_enqueue_pkt(skb, sch, &to_free, &pkt);
@@ -232,6 +279,80 @@ static void do_deq(struct replay *r, struct Qdisc *sch, const struct qlab_golden
 	emit(r, row);
 }
 
+/*
+ * The options `tc qdisc change ... qlab disc NAME [seed N] [NAME VALUE]...`
+ * sends, from the case's "NAME=VALUE" texts: typed by the core's parser,
+ * one attribute per value in TCA_QLAB_PARAMS (qlab_sched.h).  In msg;
+ * returns the TCA_OPTIONS attribute, or NULL with a message in err.
+ */
+static struct nlattr *generic_opts(const struct qlab_golden_case *c,
+				   struct sk_buff *msg, char *err)
+{
+	const struct qcore_disc_ops *ops = qcore_find(c->disc);
+	struct nlattr *opts, *params;
+	const char *const *p;
+	int idx, n, ret = 0;
+
+	if (!ops) {
+		snprintf(err, QCORE_ERRLEN, "no discipline %s in the core's registry", c->disc);
+		return NULL;
+	}
+	opts = nla_nest_start_noflag(msg, TCA_OPTIONS);
+	if (!opts || nla_put_string(msg, TCA_QLAB_DISC, c->disc) ||
+	    nla_put_u64_64bit(msg, TCA_QLAB_SEED, c->seed, TCA_QLAB_PAD))
+		goto too_big;
+	params = nla_nest_start_noflag(msg, TCA_QLAB_PARAMS);
+	if (!params)
+		goto too_big;
+	for (p = c->params; *p; p++) {
+		struct qcore_param_value v = {};
+		char name[64];
+		const char *eq = strchr(*p, '=');
+		const struct qcore_param_desc *d;
+
+		if (!eq || eq - *p >= (int)sizeof(name)) {
+			snprintf(err, QCORE_ERRLEN, "bad parameter text '%s'", *p);
+			return NULL;
+		}
+		memcpy(name, *p, eq - *p);
+		name[eq - *p] = '\0';
+		idx = qcore_param_index(ops, name, err, QCORE_ERRLEN);
+		if (idx < 0)
+			return NULL;
+		d = &ops->params[idx];
+		if (qcore_param_parse(d, eq + 1, &v, err, QCORE_ERRLEN))
+			return NULL;
+		switch (d->kind) {
+		case QCORE_PARAM_U32:
+		case QCORE_PARAM_PPM:
+			ret = nla_put_u32(msg, TCA_QLAB_PARAM(idx), (u32)v.value);
+			break;
+		case QCORE_PARAM_U64:
+			/* aligned with TCA_QLAB_PARAM_PAD, which the qdisc must skip */
+			ret = nla_put_u64_64bit(msg, TCA_QLAB_PARAM(idx), v.value,
+						TCA_QLAB_PARAM_PAD);
+			break;
+		case QCORE_PARAM_ENUM:
+		case QCORE_PARAM_BOOL:
+			ret = nla_put_u8(msg, TCA_QLAB_PARAM(idx), (u8)v.value);
+			break;
+		case QCORE_PARAM_U32_LIST:
+			for (n = QCORE_MAX_BANDS; n > 1 && !v.list[n - 1]; n--)
+				;
+			ret = nla_put(msg, TCA_QLAB_PARAM(idx), n * sizeof(u32), v.list);
+			break;
+		}
+		if (ret)
+			goto too_big;
+	}
+	nla_nest_end(msg, params);
+	nla_nest_end(msg, opts);
+	return opts;
+too_big:
+	snprintf(err, QCORE_ERRLEN, "options do not fit the message");
+	return NULL;
+}
+
 /* 0: rows match; 1: mismatch (r->got/want); < 0: could not run. */
 static int run_case(const struct qlab_golden_case *c, struct replay *r)
 {
@@ -239,7 +360,9 @@ static int run_case(const struct qlab_golden_case *c, struct replay *r)
 	struct netlink_ext_ack extack = {};
 	const struct Qdisc_ops *ops = qlab_lookup_ops(c->qdisc);
 	struct snapshot *s = kzalloc(sizeof(*s), GFP_KERNEL);
-	struct nlattr *opts = kmemdup(c->opts, c->opts_len, GFP_KERNEL);
+	struct sk_buff *msg = alloc_skb(NLMSG_GOODSIZE, GFP_KERNEL);
+	char *err = kzalloc(QCORE_ERRLEN, GFP_KERNEL);
+	struct nlattr *opts = NULL;
 	struct Qdisc *sch;
 	u32 i, id = 0;
 	int ret = 0;
@@ -247,10 +370,21 @@ static int run_case(const struct qlab_golden_case *c, struct replay *r)
 	memset(r, 0, sizeof(*r));
 	r->c = c;
 	r->expect = c->decisions;
-	if (!ops || !s || !opts) {
+	if (!ops || !s || !msg || !err) {
 		ret = ops ? -ENOMEM : -ENOENT;
 		goto out;
 	}
+	if (c->params) {
+		opts = generic_opts(c, msg, err);
+		if (!opts) {
+			pr_err("qlab-golden: %s: %s\n", c->name, err);
+			ret = -EINVAL;
+			goto out;
+		}
+	} else {
+		opts = skb_put_data(msg, c->opts, c->opts_len);
+	}
+	/* A qlab qdisc made with no options (qlab: droptail), then changed. */
 	rtnl_lock();
 	sch = qdisc_create_dflt(txq, ops, TC_H_ROOT, &extack);
 	if (sch) {
@@ -286,15 +420,194 @@ static int run_case(const struct qlab_golden_case *c, struct replay *r)
 	if (!ret)
 		ret = r->mismatch ? 1 : 0;
 out:
-	kfree(opts);
+	kfree_skb(msg);
+	kfree(err);
 	kfree(s);
 	return ret;
+}
+
+/* ---- the flow hash and the classification of hand-made packets --------- */
+
+struct hand_pkt {
+	const char *name;
+	bool v6;		/* IPv6, else IPv4 (or non-IP: proto_eth) */
+	__be16 proto_eth;	/* non-IP frames: their EtherType; else 0 */
+	u8 tos, proto;
+	u16 frag;		/* IPv4 frag_off, host order (IP_MF | offset) */
+	u32 saddr, daddr;	/* IPv4 */
+	u32 saddr6[4], daddr6[4];	/* IPv6, host order words */
+	u16 sport, dport;
+	u8 tcp_flags;		/* TCP: e.g. TCPHDR_ACK; no payload */
+	u16 payload;
+	/* what the classifier must give */
+	u32 want_sport, want_dport;	/* the ports the hash must use */
+	u8 want_cls, want_prec, want_flags;
+	bool want_no_hash;	/* non-IP: flow 0 */
+};
+
+static const struct hand_pkt hand_pkts[] = {
+	{ .name = "IPv4 UDP", .proto = IPPROTO_UDP, .saddr = 0x0a010203, .daddr = 0x0a040506,
+	  .sport = 5000, .dport = 53, .payload = 100, .want_sport = 5000, .want_dport = 53 },
+	{ .name = "IPv4 UDP, other source port", .proto = IPPROTO_UDP, .saddr = 0x0a010203,
+	  .daddr = 0x0a040506, .sport = 5001, .dport = 53, .payload = 100,
+	  .want_sport = 5001, .want_dport = 53 },
+	{ .name = "IPv4 TCP pure ACK, ToS 0x28", .tos = 0x28, .proto = IPPROTO_TCP,
+	  .saddr = 0xc0a80001, .daddr = 0xc0a80002, .sport = 40000, .dport = 80,
+	  .tcp_flags = TCPHDR_ACK, .want_sport = 40000, .want_dport = 80,
+	  .want_cls = 1, .want_prec = 1, .want_flags = QCORE_PKT_PURE_ACK },
+	{ .name = "IPv4 TCP with payload, ToS 0x6a (ECT(0))", .tos = 0x6a, .proto = IPPROTO_TCP,
+	  .saddr = 0xc0a80002, .daddr = 0xc0a80001, .sport = 80, .dport = 40000,
+	  .tcp_flags = TCPHDR_ACK | TCPHDR_PSH, .payload = 1000, .want_sport = 80,
+	  .want_dport = 40000, .want_cls = 3, .want_prec = 1, .want_flags = QCORE_PKT_ECT },
+	{ .name = "IPv4 ICMP (no ports)", .proto = IPPROTO_ICMP, .saddr = 0x0a000001,
+	  .daddr = 0x0a000002, .sport = 0x0800, .dport = 0x1234, .payload = 56 },
+	{ .name = "IPv4 UDP first fragment", .proto = IPPROTO_UDP, .frag = IP_MF,
+	  .saddr = 0x0a010203, .daddr = 0x0a040506, .sport = 5000, .dport = 53,
+	  .payload = 1400, .want_sport = 5000, .want_dport = 53 },
+	{ .name = "IPv4 UDP non-first fragment (no ports)", .proto = IPPROTO_UDP, .frag = 185,
+	  .saddr = 0x0a010203, .daddr = 0x0a040506, .sport = 5000, .dport = 53, .payload = 400 },
+	{ .name = "IPv6 UDP, traffic class 0x23 (CE)", .v6 = true, .tos = 0x23, .proto = IPPROTO_UDP,
+	  .saddr6 = { 0x20010db8, 0, 0, 1 }, .daddr6 = { 0x20010db8, 0, 0x10000, 2 },
+	  .sport = 5000, .dport = 53, .payload = 100, .want_sport = 5000, .want_dport = 53,
+	  .want_cls = 1, .want_flags = QCORE_PKT_ECT },
+	{ .name = "IPv6 TCP pure ACK", .v6 = true, .proto = IPPROTO_TCP,
+	  .saddr6 = { 0xfd000000, 0x11, 0x22, 0x33 }, .daddr6 = { 0xfd000000, 0x44, 0x55, 0x66 },
+	  .sport = 22, .dport = 50000, .tcp_flags = TCPHDR_ACK, .want_sport = 22,
+	  .want_dport = 50000, .want_flags = QCORE_PKT_PURE_ACK },
+	{ .name = "non-IP (ARP)", .proto_eth = htons(ETH_P_ARP), .payload = 28, .want_no_hash = true },
+};
+
+static struct sk_buff *hand_skb(const struct hand_pkt *h, u32 *len)
+{
+	u32 l4len = h->proto == IPPROTO_TCP ? sizeof(struct tcphdr) :
+		    h->proto == IPPROTO_UDP ? sizeof(struct udphdr) : 8;
+	u32 l3len = h->proto_eth ? 0 : h->v6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	struct sk_buff *skb;
+	u8 *l4;
+	int i;
+
+	*len = h->proto_eth ? h->payload : l3len + l4len + h->payload;
+	skb = alloc_skb(*len + ETH_HLEN + 64, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, 64);
+	skb_put_zero(skb, *len);
+	skb_reset_network_header(skb);
+	if (h->proto_eth) {
+		skb->protocol = h->proto_eth;
+	} else if (h->v6) {
+		struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		ip6_flow_hdr(ip6h, h->tos, 0);
+		ip6h->payload_len = htons(l4len + h->payload);
+		ip6h->nexthdr = h->proto;
+		ip6h->hop_limit = 64;
+		for (i = 0; i < 4; i++) {
+			ip6h->saddr.s6_addr32[i] = htonl(h->saddr6[i]);
+			ip6h->daddr.s6_addr32[i] = htonl(h->daddr6[i]);
+		}
+		skb->protocol = htons(ETH_P_IPV6);
+	} else {
+		struct iphdr *iph = ip_hdr(skb);
+
+		iph->version = 4;
+		iph->ihl = 5;
+		iph->tos = h->tos;
+		iph->tot_len = htons(*len);
+		iph->frag_off = htons(h->frag);
+		iph->ttl = 64;
+		iph->protocol = h->proto;
+		iph->saddr = htonl(h->saddr);
+		iph->daddr = htonl(h->daddr);
+		iph->check = ip_fast_csum((u8 *)iph, iph->ihl);
+		skb->protocol = htons(ETH_P_IP);
+	}
+	l4 = skb_network_header(skb) + l3len;
+	if (h->proto == IPPROTO_TCP) {
+		struct tcphdr *th = (struct tcphdr *)l4;
+
+		th->source = htons(h->sport);
+		th->dest = htons(h->dport);
+		th->doff = sizeof(*th) / 4;
+		tcp_flag_byte(th) = h->tcp_flags;
+	} else if (!h->proto_eth) {
+		/* UDP's ports, or the first bytes of ICMP (not ports) */
+		((__be16 *)l4)[0] = htons(h->sport);
+		((__be16 *)l4)[1] = htons(h->dport);
+	}
+	skb_push(skb, ETH_HLEN);
+	skb_reset_mac_header(skb);
+	eth_hdr(skb)->h_proto = skb->protocol;
+	return skb;
+}
+
+/* Each hand-made packet through qlab_classify(); returns the failures. */
+static u32 hand_checks(u32 *pass)
+{
+	u32 i, fail = 0;
+
+	for (i = 0; i < ARRAY_SIZE(hand_pkts); i++) {
+		const struct hand_pkt *h = &hand_pkts[i];
+		struct qcore_pkt pkt;
+		struct sk_buff *skb;
+		u32 len, want;
+
+		skb = hand_skb(h, &len);
+		if (!skb) {
+			pr_info("qlab-golden: FAIL flow-hash %s: no memory\n", h->name);
+			fail++;
+			continue;
+		}
+		qlab_classify(skb, &pkt, 0);
+		kfree_skb(skb);
+		if (h->want_no_hash)
+			want = 0;
+		else if (h->v6)
+			want = qcore_flow_hash(h->saddr6[0] ^ h->saddr6[1] ^ h->saddr6[2] ^ h->saddr6[3],
+					       h->daddr6[0] ^ h->daddr6[1] ^ h->daddr6[2] ^ h->daddr6[3],
+					       h->want_sport, h->want_dport, h->proto);
+		else
+			want = qcore_flow_hash(h->saddr, h->daddr, h->want_sport, h->want_dport,
+					       h->proto);
+		if (pkt.flow_hash != want || pkt.len != len || pkt.cls != h->want_cls ||
+		    pkt.prec != h->want_prec || pkt.flags != h->want_flags) {
+			pr_info("qlab-golden: FAIL flow-hash %s: flow %#x len %u cls %u prec %u flags %#x, want %#x %u %u %u %#x\n",
+				h->name, pkt.flow_hash, pkt.len, pkt.cls, pkt.prec, pkt.flags,
+				want, len, h->want_cls, h->want_prec, h->want_flags);
+			fail++;
+		} else {
+			pr_info("qlab-golden: ok flow-hash %s: flow %#x%s\n", h->name, want,
+				h->want_no_hash ? " (not IP)" : " = qcore_flow_hash of its 5-tuple");
+			(*pass)++;
+		}
+	}
+	return fail;
+}
+
+/* Every discipline of the core's registry passed golden cases through qlab. */
+static u32 registry_checks(const u32 *passed, u32 *pass)
+{
+	u32 i, fail = 0;
+
+	for (i = 0; qcore_disciplines[i]; i++) {
+		if (passed[i]) {
+			pr_info("qlab-golden: ok registry %s: %u golden cases through qlab\n",
+				qcore_disciplines[i]->name, passed[i]);
+			(*pass)++;
+		} else {
+			pr_info("qlab-golden: FAIL registry %s: no golden case passed through qlab\n",
+				qcore_disciplines[i]->name);
+			fail++;
+		}
+	}
+	return fail;
 }
 
 static int __init qlab_golden_init(void)
 {
 	struct replay *r = kzalloc(sizeof(*r), GFP_KERNEL);
-	u32 i, pass = 0, fail = 0;
+	u32 passed[32] = {};	/* per registry entry: generic cases passed */
+	u32 i, j, pass = 0, fail = 0, checks;
 
 	if (!r)
 		return -ENOMEM;
@@ -308,6 +621,9 @@ static int __init qlab_golden_init(void)
 		} else if (!c->expect_fail && ret == 0) {
 			pr_info("qlab-golden: ok %s (%u rows)\n", c->name, r->row);
 			pass++;
+			for (j = 0; c->params && qcore_disciplines[j] && j < ARRAY_SIZE(passed); j++)
+				if (!strcmp(qcore_disciplines[j]->name, c->disc))
+					passed[j]++;
 		} else if (c->expect_fail && ret == 1) {
 			pr_info("qlab-golden: ok %s: mismatch at row %u as expected (want '%s', got '%s')\n",
 				c->name, r->row, r->want, r->got);
@@ -323,8 +639,12 @@ static int __init qlab_golden_init(void)
 		}
 		cond_resched();
 	}
-	pr_info("qlab-golden: summary cases=%u pass=%u fail=%u\n",
-		qlab_golden_ncases, pass, fail);
+	checks = pass + fail;
+	fail += hand_checks(&pass);
+	fail += registry_checks(passed, &pass);
+	checks = pass + fail - checks;
+	pr_info("qlab-golden: summary cases=%u checks=%u pass=%u fail=%u\n",
+		qlab_golden_ncases, checks, pass, fail);
 	kfree(r);
 	return 0;
 }

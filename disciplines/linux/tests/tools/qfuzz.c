@@ -2,19 +2,25 @@
 /*
  * qfuzz - random and malformed TCA_OPTIONS for a qdisc, over raw rtnetlink.
  *
- *	qfuzz DEV KIND MAXATTR N SEED
+ *	qfuzz DEV KIND MAXATTR N SEED [DISC...]
  *	qfuzz DEV KIND set ATTR u8|u32|u64|len:N VALUE
+ *	qfuzz DEV qlab pset DISC|- [ATTR u8|u32|u64|len:N VALUE]
  *
  * The second form sends one `change` with one attribute (len:N: N bytes
  * of VALUE) and prints "error E: MESSAGE" from the kernel's extended ack
  * ("error 0: " on success): for checks of the netlink policy itself,
- * which tc's own parsing never lets through.
+ * which tc's own parsing never lets through.  The third does the same for
+ * the generic qdisc: TCA_QLAB_DISC (unless -) and, if given, one attribute
+ * in TCA_QLAB_PARAMS.
  *
  * N requests against the root qdisc of DEV (which must be KIND): mostly
  * `change` with a random option set, every 25th a delete and re-add with
  * one.  Option sets mix well-typed attributes (right size, boundary or
  * random values), wrong sizes, unknown types, nested flags, truncated and
- * overlong headers, random bytes.  The kernel must answer every request
+ * overlong headers, random bytes.  With DISC names (the generic qdisc
+ * qlab), a set also names one of them (or a garbage name) as TCA_QLAB_DISC
+ * and carries random parameters in TCA_QLAB_PARAMS; a re-add that fails
+ * falls back to the first DISC.  The kernel must answer every request
  * (an ack, success or error); prints "requests N ok A rejected R" and
  * exits 1 if a request got no answer or nothing was ever accepted or
  * rejected (the fuzz would not reach both paths).
@@ -69,14 +75,12 @@ static void put(struct req *r, int type, const void *data, int len)
 	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + RTA_ALIGN(a->rta_len);
 }
 
-/* A random option set inside TCA_OPTIONS. */
-static void options(struct req *r, int maxattr)
+/* n random attributes (types 1..maxattr mostly) at the end of r. */
+static void random_attrs(struct req *r, int maxattr, int n)
 {
-	struct rtattr *nest = (struct rtattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
-	int i, n = rnd() % 8;
 	unsigned char data[64];
+	int i;
 
-	put(r, TCA_OPTIONS, NULL, 0);
 	for (i = 0; i < n; i++) {
 		int type = rnd() % 5 ? 1 + rnd() % maxattr : rnd() % 64;
 		int len, j;
@@ -102,6 +106,42 @@ static void options(struct req *r, int maxattr)
 			type |= NLA_F_NESTED;
 		put(r, type, data, len);
 	}
+}
+
+/* The generic qdisc's attributes (qlab_sched.h; not included: a test of it). */
+enum { QLAB_DISC = 2, QLAB_SEED = 3, QLAB_PARAMS = 4, QLAB_MAXPARAMS = 16 };
+static char **discs;
+static int ndiscs;
+
+static void put_disc(struct req *r, const char *name)
+{
+	put(r, QLAB_DISC, name, strlen(name) + 1);
+}
+
+/* A random option set inside TCA_OPTIONS. */
+static void options(struct req *r, int maxattr)
+{
+	struct rtattr *nest = (struct rtattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
+	int n = rnd() % 8;
+
+	put(r, TCA_OPTIONS, NULL, 0);
+	if (ndiscs) {
+		if (rnd() % 4) {
+			static const char *const bad[] = { "", "nosuch", "NCQ", "droptail2",
+				"0123456789012345678901234567890123456789" };
+
+			put_disc(r, rnd() % 8 ? discs[rnd() % ndiscs] : bad[rnd() % 5]);
+		}
+		if (rnd() % 4) {
+			struct rtattr *params = (struct rtattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
+
+			put(r, QLAB_PARAMS, NULL, 0);
+			random_attrs(r, QLAB_MAXPARAMS, rnd() % 8);
+			params->rta_len = (char *)r + r->n.nlmsg_len - (char *)params;
+		}
+		n = rnd() % 3;
+	}
+	random_attrs(r, maxattr, n);
 	nest->rta_len = (char *)r + r->n.nlmsg_len - (char *)nest;
 	/* Malformed: a header claiming more (or less) than there is. */
 	if (rnd() % 15 == 0 && n) {
@@ -170,11 +210,19 @@ int main(int argc, char **argv)
 	int fd, ifindex, maxattr, err;
 	struct req r;
 
-	if (argc == 7 && !strcmp(argv[3], "set")) {
-		int one = 1, attr = atoi(argv[4]), len;
-		uint64_t v = strtoull(argv[6], NULL, 0);
+	if ((argc == 7 && !strcmp(argv[3], "set")) ||
+	    ((argc == 5 || argc == 8) && !strcmp(argv[3], "pset"))) {
+		int pset = !strcmp(argv[3], "pset"), one = 1, attr = 0, len = 0;
+		uint64_t v = 0;
 		unsigned char data[64] = { 0 };
-		struct rtattr *nest;
+		struct rtattr *nest, *params;
+		const char *type = "u8";
+
+		if (argc >= 7) {
+			attr = atoi(argv[argc - 3]);
+			type = argv[argc - 2];
+			v = strtoull(argv[argc - 1], NULL, 0);
+		}
 
 		fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
 		ifindex = if_nametoindex(argv[1]);
@@ -182,14 +230,14 @@ int main(int argc, char **argv)
 			return 1;
 		setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 		setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-		if (!strcmp(argv[5], "u8"))
+		if (!strcmp(type, "u8"))
 			len = 1;
-		else if (!strcmp(argv[5], "u32"))
+		else if (!strcmp(type, "u32"))
 			len = 4;
-		else if (!strcmp(argv[5], "u64"))
+		else if (!strcmp(type, "u64"))
 			len = 8;
 		else
-			len = atoi(argv[5] + 4) % 64;
+			len = atoi(type + 4) % 64;
 		if (len == 4) {
 			uint32_t v32 = (uint32_t)v;
 
@@ -200,16 +248,29 @@ int main(int argc, char **argv)
 		build(&r, RTM_NEWQDISC, 0, ifindex, argv[2], 0, 0);
 		nest = (struct rtattr *)((char *)&r + NLMSG_ALIGN(r.n.nlmsg_len));
 		put(&r, TCA_OPTIONS, NULL, 0);
-		put(&r, attr, data, len);
+		if (!pset) {
+			put(&r, attr, data, len);
+		} else {
+			if (strcmp(argv[4], "-"))
+				put_disc(&r, argv[4]);
+			if (argc == 8) {
+				params = (struct rtattr *)((char *)&r + NLMSG_ALIGN(r.n.nlmsg_len));
+				put(&r, QLAB_PARAMS, NULL, 0);
+				put(&r, attr, data, len);
+				params->rta_len = (char *)&r + r.n.nlmsg_len - (char *)params;
+			}
+		}
 		nest->rta_len = (char *)&r + r.n.nlmsg_len - (char *)nest;
 		err = talk(fd, &r);
 		printf("error %d: %s\n", err, ack_msg);
 		return err == -1000;
 	}
-	if (argc != 6) {
-		fprintf(stderr, "usage: qfuzz DEV KIND MAXATTR N SEED\n");
+	if (argc < 6) {
+		fprintf(stderr, "usage: qfuzz DEV KIND MAXATTR N SEED [DISC...]\n");
 		return 2;
 	}
+	discs = argv + 6;
+	ndiscs = argc - 6;
 	ifindex = if_nametoindex(argv[1]);
 	maxattr = atoi(argv[3]);
 	n = atol(argv[4]);
@@ -227,6 +288,14 @@ int main(int argc, char **argv)
 			err = talk(fd, &r);
 			if (err) {	/* keep a qdisc to change: the defaults always work */
 				build(&r, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL, ifindex, argv[2], maxattr, 0);
+				if (ndiscs) {
+					struct rtattr *nest = (struct rtattr *)((char *)&r +
+							NLMSG_ALIGN(r.n.nlmsg_len));
+
+					put(&r, TCA_OPTIONS, NULL, 0);
+					put_disc(&r, discs[0]);
+					nest->rta_len = (char *)&r + r.n.nlmsg_len - (char *)nest;
+				}
 				if (talk(fd, &r))
 					lost++;
 			}

@@ -24,7 +24,7 @@ check_fails_with() {	# check_fails_with NAME MESSAGE COMMAND...: must fail, outp
 	fi
 }
 load_qlab() {
-	for m in qlab_core sch_ncq sch_cqaqm sch_srd sch_rbwfq; do
+	for m in qlab_core sch_qlab sch_ncq sch_cqaqm sch_srd sch_rbwfq; do
 		grep -q "^$m " /proc/modules || insmod /lib/qlab/$m.ko || return 1
 	done
 }

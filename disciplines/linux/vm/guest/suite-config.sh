@@ -1,9 +1,10 @@
 #!/bin/sh
-# suite-config: every qdisc through tc: every option set to a non-default
-# value must come back from `tc qdisc show` exactly (dump mirrors change,
-# same units), the shown options fed back to `tc qdisc change` must be the
-# identity, and every invalid option must be rejected with its message,
-# leaving the qdisc as it was.
+# suite-config: every qdisc through tc (the dedicated ones, and the generic
+# qlab with every discipline of the core's registry): every option set to
+# a non-default value must come back from `tc qdisc show` exactly (dump
+# mirrors change, same units), the shown options fed back to `tc qdisc
+# change` must be the identity, and every invalid option must be rejected
+# with its message naming the parameter, leaving the qdisc as it was.
 . /guest/lib.sh
 check "load the qlab modules" load_qlab || exit 1
 load_extra dummy
@@ -123,7 +124,7 @@ raw "netlink: ncq size_bytes 0" ncq 3 u32 0 "out of range"
 raw "netlink: ncq mode 2" ncq 7 u8 2 "out of range"
 raw "netlink: ncq size_bytes as u8" ncq 3 u8 1 "policy validation"
 tc qdisc replace dev d0 root cqaqm seed 1
-raw "netlink: cqaqm quantum list of 6 bytes" cqaqm 10 len:6 1 "list parameter: expected 1 to 8 u32 values"
+raw "netlink: cqaqm quantum list of 6 bytes" cqaqm 10 len:6 1 "cqaqm: quantum_bytes: expected 1 to 8 u32 values (bytes), got 6 bytes"
 raw "netlink: cqaqm quantum list of 36 bytes" cqaqm 10 len:36 1 "error -34"
 tc qdisc replace dev d0 root srd seed 1
 raw "netlink: srd variant 2" srd 3 u8 2 "out of range"
@@ -138,6 +139,131 @@ check "ncq: tc -j -s shows options and statistics as JSON" sh -c \
 tc qdisc replace dev d0 root rbwfq aqm wred classes 2 weights 1500 seed 3
 check "rbwfq: tc -j -s shows per-class P" sh -c \
 	"/sbin/tc -j -s qdisc show dev d0 | grep -q '\"aqm\":\"wred\".*\"p\":\"0.000000\",\"p_q32\":0'"
+
+# ---- the generic qdisc: qlab disc NAME ------------------------------------
+
+# Every discipline of the core's registry, as `qlab help` lists them: added
+# with its defaults, the dump shows the discipline, every parameter of its
+# table in order (as `qlab disc NAME help` lists them) and the seed, and the
+# shown options fed back to change are the identity.
+discs=$(tc qdisc add dev d0 root qlab help 2>&1 | awk '/^disc:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+check "qlab help lists the core's disciplines ($(echo "$discs" | tr '\n' ' '))" test "$(echo "$discs" | wc -w)" -ge 9
+for d in $discs; do
+	names=$(tc qdisc add dev d0 root qlab disc "$d" help 2>&1 |
+		awk '/^parameters/ { on = 1; next } on && /^  [a-z0-9_]+ +unit / { printf "%s ", $1 }')
+	tc qdisc del dev d0 root 2>/dev/null
+	if ! tc qdisc add dev d0 root qlab disc "$d" seed 5 >/tmp/rt.out 2>&1; then
+		fail "qlab disc $d: add with its defaults"; sed 's/^/    /' /tmp/rt.out; continue
+	fi
+	got=$(shown)
+	dumped=$(echo "$got" | awk '$1 == "disc" && $NF != "" { for (i = 3; i < NF - 1; i += 2) printf "%s ", $i }')
+	check "qlab disc $d: dump shows disc $d, the parameters ${names}in order, seed 5 ($got)" \
+		sh -c "[ '$dumped' = '$names' ] && [ '$(echo "$got" | cut -d' ' -f1-2)' = 'disc $d' ] && [ '${got##* seed }' = 5 ]"
+	# shellcheck disable=SC2086
+	if tc qdisc change dev d0 root qlab $got >/tmp/rt.out 2>&1 && [ "$(shown)" = "$got" ]; then
+		pass "qlab disc $d: shown options fed to change are the identity"
+	else
+		fail "qlab disc $d: change with the shown options"; sed 's/^/    /' /tmp/rt.out
+	fi
+	# (d0 may have sent an IPv6 router solicitation through it meanwhile)
+	check "qlab disc $d: tc -s shows per-band counters" sh -c \
+		"/sbin/tc -s qdisc show dev d0 | grep -Eq ' band 0: backlog [0-9]+p [0-9]+b arrivals [0-9]+ sent [0-9]+ marked 0 purged 0 drop_overflow [0-9]+ drop_aqm'"
+done
+
+# Every option of every discipline set to a non-default value, through qlab.
+roundtrip "qlab droptail" "qlab disc droptail limit 7 seed 2" "disc droptail limit_pkts 7 seed 2"
+roundtrip "qlab prio" "qlab disc prio bands 4 limit 50 seed 2" "disc prio bands 4 limit_pkts 50 seed 2"
+roundtrip "qlab ncq" \
+	"qlab disc ncq size 100 thresh 0.25 limit 50 variant conf-literal mode probabilistic favor_acks 1 ramp 0.125 seed 42" \
+	"disc ncq size_bytes 100 thresh 0.25 limit_pkts 50 variant conf-literal mode probabilistic favor_acks 1 ramp 0.125 seed 42"
+roundtrip "qlab cqaqm" \
+	"qlab disc cqaqm b_high 60 b_low 600 t_high_local 8 t_low_local 400 t_low_nonlocal 550 scheduler drr weights 3:2 quantum 3000:1500 hysteresis 1 t_low_off 300 t_high_local_off 4 t_low_local_off 350 seed 7" \
+	"disc cqaqm b_high 60 b_low 600 t_high_local 8 t_low_local 400 t_low_nonlocal 550 scheduler drr weights 3:2 quantum_bytes 3000:1500 hysteresis 1 t_low_off 300 t_high_local_off 4 t_low_local_off 350 seed 7"
+roundtrip "qlab rd" \
+	"qlab disc rd rate 10000000 d 20000000 k 0.5 buffer 500000 bmax 400000 sd_max 200 sr_max 1400 n_d 3 n_r 5 period 200000000 seed 9" \
+	"disc rd rate_bps 10000000 d_ns 20000000 k 0.5 buffer_bytes 500000 bmax_bytes 400000 sd_max_bytes 200 sr_max_bytes 1400 n_d 3 n_r 5 period_ns 200000000 seed 9"
+roundtrip "qlab srd" \
+	"qlab disc srd rate 20000000 d 10000000 k 3 buffer 900000 bmax 800000 sd_max 300 sr_max 1200 n_d 2 n_r 4 period 50000000 seed 3" \
+	"disc srd rate_bps 20000000 d_ns 10000000 k 3 buffer_bytes 900000 bmax_bytes 800000 sd_max_bytes 300 sr_max_bytes 1200 n_d 2 n_r 4 period_ns 50000000 seed 3"
+roundtrip "qlab red" \
+	"qlab disc red min 3 max 12 max_p 0.1 w_q 0.004 limit 60 pkt_time 1200 gentle 0 ecn 1 seed 4" \
+	"disc red min_pkts 3 max_pkts 12 max_p 0.1 w_q 0.004 limit_pkts 60 pkt_time_ns 1200 gentle 0 ecn 1 seed 4"
+roundtrip "qlab rbaqm" \
+	"qlab disc rbaqm classes 3 rate 2000000 weights 600:300:100 maxs 4000 u 900000:800000:700000 k 0.001 gain 0.5 tau 20000000 rate_estimate admitted capacity_estimator ewma window 50 capacity_weight 0.02 fair_share 0 ecn 1 limit 80 seed 11" \
+	"disc rbaqm classes 3 rate_bps 2000000 weights_bytes 600:300:100 maxs_bytes 4000 u_ppm 900000:800000:700000 k 0.001 gain 0.5 tau_ns 20000000 rate_estimate admitted capacity_estimator ewma window_pkts 50 capacity_weight 0.02 fair_share 0 ecn 1 limit_pkts 80 seed 11"
+roundtrip "qlab wred" \
+	"qlab disc wred classes 3 q_pkts 5:10:20 w_q 0.01 weights 501:251:251 maxs 2000 ecn 1 seed 12" \
+	"disc wred classes 3 q_pkts 5:10:20 w_q 0.01 weights_bytes 501:251:251 maxs_bytes 2000 ecn 1 seed 12"
+
+# A change keeps what it does not name: the parameters with the same
+# discipline, the discipline without one; another discipline starts from
+# its defaults.  No discipline on add: droptail.
+tc qdisc replace dev d0 root qlab disc ncq size 100 thresh 0.25 seed 1
+tc qdisc change dev d0 root qlab disc ncq limit 30
+check "qlab: change keeps unnamed parameters" sh -c \
+	"/sbin/tc qdisc show dev d0 | grep -q 'disc ncq size_bytes 100 thresh 0.25 limit_pkts 30 '"
+tc qdisc change dev d0 root qlab seed 8
+check "qlab: change without disc keeps the discipline and its parameters" sh -c \
+	"/sbin/tc qdisc show dev d0 | grep -q 'disc ncq size_bytes 100 thresh 0.25 limit_pkts 30 .* seed 8'"
+tc qdisc change dev d0 root qlab disc red
+check "qlab: another discipline starts from its defaults" sh -c \
+	"/sbin/tc qdisc show dev d0 | grep -q 'disc red min_pkts 5 max_pkts 15 max_p 0.02 w_q 0.002 limit_pkts 100 pkt_time_ns 0 gentle 1 ecn 0 seed 8'"
+tc qdisc del dev d0 root
+tc qdisc add dev d0 root qlab seed 3
+check "qlab: added without disc runs droptail" sh -c \
+	"/sbin/tc qdisc show dev d0 | grep -q 'qlab [0-9a-f]*: root refcnt [0-9]* disc droptail limit_pkts 100 seed 3'"
+
+# Bad options: tc's parser (the core's) names the parameter; the kernel
+# (check_params) too; the qdisc stays as it was.
+tc qdisc replace dev d0 root qlab disc ncq seed 1
+invalid qlab "disc ncq frob 1" "qlab: unknown parameter 'frob' for ncq (valid: size_bytes, thresh, limit_pkts, variant, mode, favor_acks, ramp)"
+invalid qlab "disc ncq thresh 1.5" "qlab: ncq: thresh: expected a decimal with at most 6 places between 0 and 1 (fraction), got '1.5'"
+invalid qlab "disc ncq limit 0" "limit_pkts: expected an integer between 1 and 1000000"
+invalid qlab "disc ncq mode fast" "mode: expected one of deterministic|probabilistic"
+# (the registry as tc lists it; the kernel's list must be the same)
+disc_list=$(echo "$discs" | tr '\n' '|')
+disc_list=${disc_list%|}
+invalid qlab "disc nosuch" "qlab: disc: unknown discipline 'nosuch' (one of $disc_list;"
+invalid qlab "limit 5" "qlab: 'limit': name the discipline (disc NAME) to set its parameters"
+invalid qlab "disc ncq size" "option 'size' needs a value"
+invalid qlab "disc ncq seed x" "qlab: seed: expected an integer"
+invalid qlab "disc cqaqm b_high 5 t_high_local 9" "Error: cqaqm: t_high_local: must be <= b_high (5), got 9"
+invalid qlab "disc red min 20 max 10" "Error: red: min_pkts: must be below max_pkts (10), got 20"
+invalid qlab "disc wred classes 3 q_pkts 5:10" "Error: wred: q_pkts: expected 1 or 3 values (classes), got 2"
+check_fails_with "qlab: usage lists the disciplines" "droptail" tc qdisc add dev d0 root qlab help
+check_fails_with "qlab: usage of a discipline from its table" "thresh       unit fraction, default 0.05" \
+	tc qdisc add dev d0 root qlab disc ncq help
+
+# The kernel's own checks on raw netlink (what tc never sends), with the
+# parameter named: TCA_QLAB_PARAMS attribute i + 1 is parameter i.
+rawq() {	# rawq NAME MESSAGE DISC|- [ATTR TYPE VALUE]
+	name=$1 msg=$2
+	shift 2
+	out=$(qfuzz d0 qlab pset "$@" 2>&1 | head -1)
+	case $out in
+	"error 0:"*) fail "$name: accepted ($out)" ;;
+	*"$msg"*) pass "$name: $out" ;;
+	*) fail "$name: want '$msg', got '$out'" ;;
+	esac
+}
+tc qdisc replace dev d0 root qlab disc ncq seed 1
+rawq "netlink: qlab unknown discipline" "qlab: unknown discipline 'nosuch' (one of $disc_list)" nosuch
+rawq "netlink: qlab ncq thresh above 1" "ncq: thresh: must be between 0 and 1, got 1.000001" ncq 2 u32 1000001
+rawq "netlink: qlab ncq limit_pkts 0" "ncq: limit_pkts: must be between 1 and 1000000, got 0" ncq 3 u32 0
+rawq "netlink: qlab ncq mode 2" "ncq: mode: must be one of deterministic|probabilistic, got index 2" ncq 5 u8 2
+rawq "netlink: qlab ncq size_bytes as u8" "ncq: size_bytes: expected a 4-byte attribute (bytes), got 1 bytes" ncq 1 u8 1
+rawq "netlink: qlab ncq parameter 8 of 7" "ncq: no parameter 8 (it has 7" ncq 8 u32 1
+rawq "netlink: qlab cqaqm weights of 6 bytes" "cqaqm: weights: expected 1 to 8 u32 values" cqaqm 7 len:6 1
+rawq "netlink: qlab cqaqm t_high_local above b_high" "cqaqm: t_high_local: must be <= b_high (50), got 51" cqaqm 3 u32 51
+rawq "netlink: qlab srd rate_bps below its range (u64)" "srd: rate_bps: must be between 1000 and 100000000000, got 999" srd 1 u64 999
+rawq "netlink: qlab parameter without discipline checked against the running one" "ncq: thresh: must be between 0 and 1, got 2" - 2 u32 2000000
+check "qlab: the rejected requests left the qdisc as it was" sh -c \
+	"/sbin/tc qdisc show dev d0 | grep -q 'disc ncq size_bytes 130 thresh 0.05 limit_pkts 100 '"
+
+# JSON: the discipline by name, integers as numbers, fractions as exact text.
+tc qdisc replace dev d0 root qlab disc ncq size 100 seed 3
+check "qlab: tc -j -s shows the discipline, options and per-band statistics as JSON" sh -c \
+	"/sbin/tc -j -s qdisc show dev d0 | grep -q '\"kind\":\"qlab\",.*\"disc\":\"ncq\",\"size_bytes\":100,\"thresh\":\"0.05\",.*\"seed\":3.*\"bands\":\[{\"band\":0,'"
 
 tc qdisc del dev d0 root
 ip link del d0

@@ -1,7 +1,9 @@
 #!/bin/sh
 # suite-robust: random and malformed netlink option sets (qfuzz, 300 per
-# qdisc, 1200 in all) against a qdisc carrying UDP traffic, with deletes and
-# re-adds among them; valid changes and deletes of an HTB leaf with a
+# qdisc, 1500 in all; for the generic qlab with every discipline of the
+# registry, garbage names and random nested parameters) against a qdisc
+# carrying UDP traffic, with deletes and re-adds among them; valid changes
+# (qlab: from one discipline to another) and deletes of an HTB leaf with a
 # standing queue (the purge path); then no warning in the kernel log (run
 # by run-suites.sh), module reference counts back to 0, every module
 # unloads, and the kmalloc slabs hold no more objects than before.
@@ -19,11 +21,13 @@ flood() {	# flood SECONDS: UDP at every class while it lasts
 }
 
 fuzz_all() {	# fuzz_all N SEED: N requests per qdisc on va (root) under traffic
-	for kq in ncq:9 cqaqm:14 srd:13 rbwfq:25; do
-		kind=${kq%:*} max=${kq#*:}
+	for kq in qlab:4 ncq:9 cqaqm:14 srd:13 rbwfq:25; do
+		kind=${kq%:*} max=${kq#*:} discs=
+		[ "$kind" = qlab ] && discs=$QLAB_DISCS
 		tc -n a qdisc replace dev va root $kind || { fail "fuzz: add $kind"; continue; }
 		flood 2
-		out=$(ip netns exec a qfuzz va "$kind" "$max" "$1" "$2")
+		# shellcheck disable=SC2086
+		out=$(ip netns exec a qfuzz va "$kind" "$max" "$1" "$2" $discs)
 		rc=$?
 		if [ $rc = 0 ]; then pass "fuzz $kind: $out"; else fail "fuzz $kind: $out (exit $rc)"; fi
 		wait
@@ -31,6 +35,9 @@ fuzz_all() {	# fuzz_all N SEED: N requests per qdisc on va (root) under traffic
 	tc -n a qdisc del dev va root 2>/dev/null
 }
 
+# The disciplines the generic qdisc runs, as its tc plugin lists them.
+QLAB_DISCS=$(tc qdisc add dev lo root qlab help 2>&1 | awk '/^disc:/ { on = 1; next } on && /^  [a-z]/ { print $1 }')
+check "qlab lists the core's disciplines for the fuzz ($(echo "$QLAB_DISCS" | tr '\n' ' '))" test -n "$QLAB_DISCS"
 fuzz_all 25 7	# warm-up: first-use allocations are not leaks
 slab_before=$(kmalloc_objs)
 fuzz_all 300 1
@@ -41,7 +48,9 @@ tc -n a class add dev va parent 1: classid 1:1 htb rate 5mbit
 for spec in "ncq limit 80|ncq limit 20 thresh 0.5" \
 	"cqaqm b_high 30 b_low 80 t_high_local 10 t_low_local 40 t_low_nonlocal 60|cqaqm scheduler drr" \
 	"srd rate 5000000 n_d 1 n_r 1|srd variant rd rate 5000000 d 10000000" \
-	"rbwfq aqm wred classes 4 q_pkts 50|rbwfq aqm rbaqm classes 2 weights 1001:501 rate 5000000"; do
+	"rbwfq aqm wred classes 4 q_pkts 50|rbwfq aqm rbaqm classes 2 weights 1001:501 rate 5000000" \
+	"qlab disc ncq limit 80|qlab disc srd rate 5000000 n_d 1 n_r 1" \
+	"qlab disc red limit 60 min 20 max 40|qlab disc rbaqm classes 2 weights 1001:501 rate 5000000"; do
 	one=${spec%|*} two=${spec#*|}
 	kind=${one%% *}
 	# shellcheck disable=SC2086
@@ -70,15 +79,15 @@ for spec in "ncq limit 80|ncq limit 20 thresh 0.5" \
 done
 tc -n a qdisc del dev va root
 
-for m in sch_ncq sch_cqaqm sch_srd sch_rbwfq; do
+for m in sch_qlab sch_ncq sch_cqaqm sch_srd sch_rbwfq; do
 	check "$m: reference count 0 after deleting every qdisc" \
 		awk -v m=$m '$1 == m { exit ($3 != 0) }' /proc/modules
 done
 sleep 1		# RCU frees the qdiscs
 slab_after=$(kmalloc_objs)
 echo "    kmalloc objects: $slab_before before, $slab_after after"
-check "no kmalloc growth over 1200 fuzzed requests ($slab_before -> $slab_after, < 600)" \
+check "no kmalloc growth over 1500 fuzzed requests ($slab_before -> $slab_after, < 600)" \
 	test $((slab_after - slab_before)) -lt 600
-for m in sch_ncq sch_cqaqm sch_srd sch_rbwfq qlab_core; do
+for m in sch_qlab sch_ncq sch_cqaqm sch_srd sch_rbwfq qlab_core; do
 	check "rmmod $m" rmmod $m
 done
