@@ -168,10 +168,13 @@ static inline u64 qcore_mix64(u64 z)
 
 /*
  * The flow hash (qcore_pkt.flow_hash) of an IPv4 5-tuple, in host byte
- * order; ports 0 for protocols without them (and for non-first fragments).
- * Every adapter computes this one, so a discipline that counts flows by hash
- * (S-RD) sees the same flows in every backend for the same packets.  Only
- * computed for disciplines that read it (QCORE_IGNORES_FLOW_HASH).
+ * order; ports only for TCP and UDP (0 for other protocols and non-first
+ * fragments).  IPv6: each address folded to 32 bits by XOR of its four
+ * words, proto the first next header (no extension header is walked).  A
+ * packet that is not IP hashes to 0.  Every adapter computes this one, so a
+ * discipline that counts flows by hash (S-RD) sees the same flows in every
+ * backend for the same packets.  Only computed for disciplines that read it
+ * (QCORE_IGNORES_FLOW_HASH).
  */
 static inline u32 qcore_flow_hash(u32 saddr, u32 daddr, u16 sport, u16 dport, u8 proto)
 {
