@@ -35,6 +35,27 @@ const char* const kDisciplineDeviceQueue = "1p";
 constexpr uint32_t kSynRetries = 24;
 constexpr uint32_t kDataRetries = 1000000000;
 
+/**
+ * A device's receive callback: an IPv4 packet goes to Ipv4L3Protocol::Receive
+ * as Node::ReceiveFromDevice and TrafficControlLayer::Receive would pass it
+ * (to = the device's address, a packet for this host); point-to-point links
+ * carry nothing else.
+ */
+bool
+DeliverIpv4(Ipv4L3Protocol* ipv4,
+            Ptr<NetDevice> device,
+            Ptr<const Packet> packet,
+            uint16_t protocol,
+            const Address& from)
+{
+    if (protocol != Ipv4L3Protocol::PROT_NUMBER)
+    {
+        return false;
+    }
+    ipv4->Receive(device, packet, protocol, from, device->GetAddress(), NetDevice::PACKET_HOST);
+    return true;
+}
+
 } // namespace
 
 Network::Network(const Plan& plan)
@@ -262,26 +283,20 @@ Network::ConfigureRoutes()
 void
 Network::DeliverWithoutScans()
 {
-    // Ipv4L3Protocol::AddInterface registers, per device, two node handlers
-    // (IPv4 and ARP, through TrafficControlLayer::Receive), and the loopback
-    // one more; Node::ReceiveFromDevice and TrafficControlLayer::Receive
-    // then scan every handler for every packet: O(interfaces) per packet at
-    // a router.  One handler for every device gives IPv4 packets the same
-    // Ipv4L3Protocol::Receive call directly (TrafficControlLayer::Receive
-    // only dispatches; point-to-point links carry no ARP).
-    for (uint32_t n = 0; n < m_nodes.GetN(); n++)
+    // Node::AddDevice makes a device hand what it receives to
+    // Node::NonPromiscReceiveFromDevice, which scans every protocol handler of
+    // the node, and Ipv4L3Protocol::AddInterface registers two per device
+    // (IPv4 and ARP, both to TrafficControlLayer::Receive, which scans its
+    // own two per device): O(interfaces) per packet at a router.  Each
+    // device hands IPv4 packets straight to Ipv4L3Protocol::Receive instead,
+    // with the arguments that path would have given it.
+    for (std::size_t i = 0; i < m_plan.links.size(); i++)
     {
-        Ptr<Node> node = m_nodes.Get(n);
-        Ptr<Ipv4L3Protocol> ipv4 = node->GetObject<Ipv4L3Protocol>();
-        Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
-        const Node::ProtocolHandler viaTc = MakeCallback(&TrafficControlLayer::Receive, tc);
-        const Node::ProtocolHandler direct = MakeCallback(&Ipv4L3Protocol::Receive, ipv4);
-        for (std::size_t k = 0; k < 2 * m_plan.nodes[n].links.size(); k++)
+        for (Ptr<NetDevice> device : {m_devices[i].first, m_devices[i].second})
         {
-            node->UnregisterProtocolHandler(viaTc);
+            Ipv4L3Protocol* ipv4 = PeekPointer(device->GetNode()->GetObject<Ipv4L3Protocol>());
+            device->SetReceiveCallback(MakeBoundCallback(&DeliverIpv4, ipv4));
         }
-        node->UnregisterProtocolHandler(direct); // the loopback's
-        node->RegisterProtocolHandler(direct, Ipv4L3Protocol::PROT_NUMBER, nullptr);
     }
 }
 

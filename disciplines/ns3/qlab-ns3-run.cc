@@ -41,9 +41,10 @@
  *     over its one link, and forwards at a router by a hash map of the
  *     hosts attached to it, then the plan's prefix routes (longest first):
  *     no list routing, no global routing, no per-packet scan of interfaces
- *     or routes.  Each node receives IPv4 through one protocol handler for
- *     all its devices (Network::DeliverWithoutScans), not two per device.
- *     IPv6 is not installed.
+ *     or routes.  Each device hands IPv4 packets straight to
+ *     Ipv4L3Protocol::Receive (Network::DeliverWithoutScans), not through
+ *     the node's and the traffic-control layer's lists of protocol handlers
+ *     (two per device each, scanned per packet).  IPv6 is not installed.
  *   - TCP from plan.tcp, set explicitly (Network::ConfigureTcp): NewReno
  *     with RFC 6582 classic recovery (ns-2's NewReno, not ns-3's default
  *     PRR), SACK, timestamps, window scaling, initial cwnd, delayed-ACK
