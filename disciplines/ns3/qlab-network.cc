@@ -13,7 +13,8 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
-#include <algorithm>
+#include <initializer_list>
+
 
 using namespace ns3;
 
