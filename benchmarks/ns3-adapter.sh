@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The cost of the ns-3 adapter: the core's droptail through QlabQueueDisc
-# (A) against ns-3's own FifoQueueDisc (B, job kind "ns3-fifo") on the same
-# job, which both run to byte-identical results (disciplines/ns3/tests/
-# test_runner.sh checks that).
+# The cost of the ns-3 adapter: the core's droptail through its typed queue
+# disc ns3::QlabDroptailQueueDisc (A) against ns-3's own FifoQueueDisc (B,
+# queue kind "ns3-fifo") on the same plan, which both run to byte-identical
+# raw facts (disciplines/ns3/tests/test_runner.sh checks that).
 #   benchmarks/ns3-adapter.sh [CG_FLOWS [WALL_FLOWS [PAIRS]]]   (default 30 100 10)
 # Uses $QLAB_NS3_RUN or build/ns3/qlab-ns3-run (built when absent; rebuild
 # it first after changing the core or the adapter).
@@ -11,12 +11,14 @@
 #     valgrind --tool=callgrind (deterministic), CG_FLOWS flows; also the
 #     extra instructions per packet offered to the bottleneck.
 # (b) Wall time of the whole process, PAIRS interleaved pairs (A B A B ...)
-#     of a WALL_FLOWS-flow job: mean of the per-pair ratios A/B with a 95%
+#     of a WALL_FLOWS-flow plan: mean of the per-pair ratios A/B with a 95%
 #     t-interval.
-# Jobs: the ncq-conf shapes (5% of the flows, rounded up, with 100-byte
-# segments and 10 kB tasks, the rest 1000-byte segments and 200 kB; starts
-# uniform in [0, 1 s); 10 Mb/s dumbbell, 100-packet buffer, NewReno), no
-# packet trace.  Prints a Markdown table; target: within 1.05x.
+# Plans: scenarios/ncq-conf/flows.yaml (profile quick, seed 1) with
+# workload.flows set (5% of the flows, rounded up, with 100-byte segments
+# and 10 kB tasks, the rest 1000-byte segments and 200 kB; starts uniform in
+# [0, 1 s); 10 Mb/s dumbbell, 100-packet buffer, NewReno), no packet trace,
+# made by disciplines/ns3/tests/testplan.py (needs .venv).  Prints a
+# Markdown table; target: within 1.05x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cg_flows=${1:-30}
@@ -31,35 +33,28 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-make_job() { # FILE KIND FLOWS
-  python3 - disciplines/ns3/tests "$@" <<'EOF'
-import json, random, sys
-sys.path.insert(0, sys.argv[1])
-import testjob
-path, kind, n = sys.argv[2], sys.argv[3], int(sys.argv[4])
-flows = testjob.ncq_conf_flows(n, max(1, -(-n * 5 // 100)), random.Random(7))
-job = testjob.job(kind, {"limit_pkts": "100"}, flows, duration_s=300.0, scenario="bench/ns3-adapter")
-json.dump(job, open(path, "w"), indent=1)
-EOF
+make_plan() { # FILE FLOWS [--ns3-fifo]
+  .venv/bin/python disciplines/ns3/tests/testplan.py scenarios/ncq-conf/flows.yaml droptail "$1" \
+    --seed 1 --flows "$2" ${3:+"$3"}
 }
 
 for n in "$cg_flows" "$wall_flows"; do
-  make_job "$tmp/a$n.json" droptail "$n"
-  make_job "$tmp/b$n.json" ns3-fifo "$n"
+  make_plan "$tmp/a$n.json" "$n"
+  make_plan "$tmp/b$n.json" "$n" --ns3-fifo
 done
 
 # (a) callgrind, whole process.
-instr() { # JOB OUT -> instructions
+instr() { # PLAN OUT -> instructions
   valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$runner" "$1" "$2" >/dev/null 2>&1
   awk '/^(summary|totals):/ { print $2; exit }' "$tmp/cg.out"
 }
 ia=$(instr "$tmp/a$cg_flows.json" "$tmp/cg-a")
 ib=$(instr "$tmp/b$cg_flows.json" "$tmp/cg-b")
-for t in flows queues; do
+for t in flow_facts queue_facts; do
   cmp -s "$tmp/cg-a/$t.csv" "$tmp/cg-b/$t.csv" || { echo "A and B differ in $t.csv" >&2; exit 1; }
 done
 # Packets offered to the bottleneck: enqueued + dropped at the last sample.
-offered=$(tail -1 "$tmp/cg-a/queues.csv" | awk -F, '{ print $5 + $7 }')
+offered=$(tail -1 "$tmp/cg-a/queue_facts.csv" | awk -F, '{ print $6 + $8 }')
 
 # (b) wall time (and CPU time, user + sys, from wait4), interleaved pairs.
 python3 - "$runner" "$tmp/a$wall_flows.json" "$tmp/b$wall_flows.json" "$tmp" "$pairs" >"$tmp/pairs" <<'EOF'
@@ -97,7 +92,7 @@ def interval(pairs):
     return statistics.mean(ratios), t * statistics.stdev(ratios) / math.sqrt(n)
 n = len(rows)
 cg = ia / ib
-print(f"| measure | job | QlabQueueDisc droptail (A) | FifoQueueDisc (B) | A / B | within 1.05x |")
+print(f"| measure | plan | QlabDroptailQueueDisc (A) | FifoQueueDisc (B) | A / B | within 1.05x |")
 print(f"|---|---|---|---|---|---|")
 print(f"| instructions, whole process (callgrind) | {cg_flows} flows | {ia:,} | {ib:,} | "
       f"{cg:.4f} | {'yes' if cg <= 1.05 else 'no'} |")

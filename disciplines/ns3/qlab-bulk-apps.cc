@@ -36,7 +36,8 @@ QlabBulkSender::GetTypeId()
 }
 
 QlabBulkSender::QlabBulkSender()
-    : m_segmentBytes(536),
+    : m_localPort(0),
+      m_segmentBytes(536),
       m_goalBytes(0),
       m_tos(0),
       m_connected(false),
@@ -51,9 +52,14 @@ QlabBulkSender::QlabBulkSender()
 QlabBulkSender::~QlabBulkSender() = default;
 
 void
-QlabBulkSender::Setup(const Address& peer, uint32_t segmentBytes, uint64_t bytes, uint8_t tos)
+QlabBulkSender::Setup(const Address& peer,
+                      uint16_t localPort,
+                      uint32_t segmentBytes,
+                      uint64_t bytes,
+                      uint8_t tos)
 {
     m_peer = peer;
+    m_localPort = localPort;
     m_segmentBytes = segmentBytes;
     m_goalBytes = bytes;
     m_tos = tos;
@@ -86,7 +92,8 @@ QlabBulkSender::StartApplication()
     // Per-flow MSS: set before Connect, while the socket is still closed.
     m_socket->SetAttribute("SegmentSize", UintegerValue(m_segmentBytes));
     m_socket->TraceConnectWithoutContext("Tx", MakeCallback(&QlabBulkSender::Transmitted, this));
-    NS_ABORT_MSG_IF(m_socket->Bind() != 0, "QlabBulkSender: cannot bind a TCP socket");
+    NS_ABORT_MSG_IF(m_socket->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_localPort)) != 0,
+                    "QlabBulkSender: cannot bind TCP port " << m_localPort);
     m_socket->SetConnectCallback(MakeCallback(&QlabBulkSender::ConnectionSucceeded, this),
                                  MakeCallback(&QlabBulkSender::ConnectionFailed, this));
     m_socket->SetSendCallback(MakeCallback(&QlabBulkSender::SendData, this));
@@ -195,7 +202,9 @@ QlabBulkSink::QlabBulkSink()
     : m_segmentBytes(536),
       m_goalBytes(0),
       m_deliveredBytes(0),
-      m_complete(false)
+      m_complete(false),
+      m_firstRxNs(0),
+      m_lastRxNs(0)
 {
 }
 
@@ -225,10 +234,16 @@ QlabBulkSink::IsComplete() const
     return m_complete;
 }
 
-Time
-QlabBulkSink::GetCompletionTime() const
+int64_t
+QlabBulkSink::GetFirstRxNs() const
 {
-    return m_completionTime;
+    return m_firstRxNs;
+}
+
+int64_t
+QlabBulkSink::GetLastRxNs() const
+{
+    return m_lastRxNs;
 }
 
 void
@@ -273,6 +288,13 @@ QlabBulkSink::Accepted(Ptr<Socket> socket, const Address& /* from */)
     NS_LOG_FUNCTION(this << socket);
     m_connection = socket;
     socket->SetRecvCallback(MakeCallback(&QlabBulkSink::Received, this));
+    // One connection per sink: stop listening (no packet is sent; the
+    // connection has its own endpoint since the SYN), so a host that sinks
+    // many flows keeps few endpoints to search per packet.
+    m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                  MakeNullCallback<void, Ptr<Socket>, const Address&>());
+    m_listener->Close();
+    m_listener = nullptr;
 }
 
 void
@@ -280,6 +302,7 @@ QlabBulkSink::Received(Ptr<Socket> socket)
 {
     // Drain what TCP has delivered in order; bounded by the receive buffer.
     Ptr<Packet> packet;
+    const uint64_t before = m_deliveredBytes;
     while ((packet = socket->Recv()))
     {
         if (packet->GetSize() == 0)
@@ -288,10 +311,15 @@ QlabBulkSink::Received(Ptr<Socket> socket)
         }
         m_deliveredBytes += packet->GetSize();
     }
+    if (m_deliveredBytes > before)
+    {
+        const int64_t now = Simulator::Now().GetNanoSeconds();
+        m_firstRxNs = before == 0 ? now : m_firstRxNs;
+        m_lastRxNs = now;
+    }
     if (!m_complete && m_deliveredBytes >= m_goalBytes)
     {
         m_complete = true;
-        m_completionTime = Simulator::Now();
         if (!m_done.IsNull())
         {
             m_done();

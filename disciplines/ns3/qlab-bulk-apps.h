@@ -30,10 +30,10 @@ class Packet;
 class TcpSocketBase;
 
 /**
- * Sends `bytes` bytes to a sink over TCP, refilling the socket's send buffer
- * whenever it has room, then closes the connection.  Counts the data
- * segments TCP transmitted; a data segment starting below the highest
- * sequence number already sent is a retransmission.
+ * Sends `bytes` bytes to a sink over TCP from a given local port, refilling
+ * the socket's send buffer whenever it has room, then closes the connection.
+ * Counts the data segments TCP transmitted; a data segment starting below
+ * the highest sequence number already sent is a retransmission.
  */
 class QlabBulkSender : public Application
 {
@@ -44,11 +44,16 @@ class QlabBulkSender : public Application
 
     /**
      * \param peer the sink's IPv4 address and port (an InetSocketAddress)
+     * \param localPort the port the sender binds (the plan's src_port)
      * \param segmentBytes TCP payload per segment (MSS)
      * \param bytes application bytes to transfer
      * \param tos IPv4 ToS byte of the flow's packets
      */
-    void Setup(const Address& peer, uint32_t segmentBytes, uint64_t bytes, uint8_t tos);
+    void Setup(const Address& peer,
+               uint16_t localPort,
+               uint32_t segmentBytes,
+               uint64_t bytes,
+               uint8_t tos);
 
     /// \return data segments transmitted (retransmissions included)
     uint64_t GetTxSegments() const;
@@ -70,6 +75,7 @@ class QlabBulkSender : public Application
                      Ptr<const TcpSocketBase> socket);
 
     Address m_peer;
+    uint16_t m_localPort;
     uint32_t m_segmentBytes;
     uint64_t m_goalBytes;
     uint8_t m_tos;
@@ -86,8 +92,9 @@ class QlabBulkSender : public Application
 };
 
 /**
- * Accepts one TCP connection, reads everything that arrives and calls the
- * completion callback once when `goalBytes` have been delivered.
+ * Accepts one TCP connection (then stops listening), reads everything that
+ * arrives, records when the first and the last bytes were delivered, and
+ * calls the completion callback once when `goalBytes` have been delivered.
  */
 class QlabBulkSink : public Application
 {
@@ -111,8 +118,11 @@ class QlabBulkSink : public Application
     uint64_t GetDeliveredBytes() const;
     /// \return whether goalBytes were delivered
     bool IsComplete() const;
-    /// \return when the goal was reached (valid when IsComplete())
-    Time GetCompletionTime() const;
+    /// \return when the first bytes were delivered, ns (valid when GetDeliveredBytes() > 0)
+    int64_t GetFirstRxNs() const;
+    /// \return when the last bytes were delivered, ns: for a complete flow, when
+    /// the goal was reached (valid when GetDeliveredBytes() > 0)
+    int64_t GetLastRxNs() const;
 
   protected:
     void DoDispose() override;
@@ -133,7 +143,8 @@ class QlabBulkSink : public Application
     Ptr<Socket> m_connection;
     uint64_t m_deliveredBytes;
     bool m_complete;
-    Time m_completionTime;
+    int64_t m_firstRxNs;
+    int64_t m_lastRxNs;
 };
 
 } // namespace ns3

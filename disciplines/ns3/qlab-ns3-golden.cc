@@ -3,14 +3,18 @@
  * qlab-ns3-golden - the conformance replay (DISCIPLINES.md, "One conformance
  * interface") run through the ns-3 adapter QlabQueueDisc:
  *
- *     qlab-ns3-golden DISC [--param NAME=VALUE]... [--seed N] [--typed] < events.csv > decisions.csv
+ *     qlab-ns3-golden DISC [--param NAME=VALUE]... [--seed N] < events.csv > decisions.csv
  *
  * Same interface and output as the core's qcore-replay, but every decision
  * is what the ns-3 queue disc actually did:
- *   - a standalone QlabQueueDisc (CreateObject, attributes, Initialize, as
- *     ns-3's traffic-control tests build queue discs; no device, no send
- *     callback) gets one Simulator event per input row at t_ns, same-time
- *     rows in input order (ns-3 runs equal-time events in insertion order);
+ *   - a standalone typed queue disc, ns3::Qlab<Name>QueueDisc (through an
+ *     ObjectFactory, as TrafficControlHelper builds one; no device, no send
+ *     callback), with every --param set as its generated attribute
+ *     (size_bytes=141 -> "SizeBytes", UintegerValue(141); BOOL ->
+ *     BooleanValue; PPM/ENUM/lists -> StringValue) and --seed given to
+ *     AssignStreams, gets one Simulator event per input row at t_ns,
+ *     same-time rows in input order (ns-3 runs equal-time events in
+ *     insertion order);
  *   - `enq` builds an Ipv4QueueDiscItem whose GetSize() is `len` (a 20-byte
  *     IPv4 header plus len - 20 bytes of payload, ToS = cls << 5 | prec << 3
  *     with ECT(0) so that a MARK verdict can set CE) and calls
@@ -25,24 +29,23 @@
  * The golden events carry cls, prec and an arbitrary flow number, which the
  * adapter's real classifier (ToS byte, 5-tuple hash) cannot reproduce, so a
  * test-only subclass, GoldenQueueDisc, overrides QlabQueueDisc::Classify to
- * read them from a packet tag (GoldenTag) attached to each synthetic packet.
- * The tag also carries the row's packet number, which is how BandEvent
- * reports are tied back to `pkt`.
+ * read them from a packet tag (GoldenTag) attached to each synthetic packet,
+ * and marks IPv4 packets ECN-capable (QCORE_PKT_ECT, they are ECT(0)) as
+ * the replay's events implicitly are.  It is registered under a TypeId
+ * derived from the discipline's typed one, so the attributes are the
+ * generated ones.  The tag also carries the row's packet number, which is
+ * how BandEvent reports are tied back to `pkt`.
  *
  * A packet shorter than an IPv4 header (len < 20; the S-RD/RD golden cases
  * use 1-byte packets to probe byte-exact limits) cannot be an
  * Ipv4QueueDiscItem; it is carried as a plain non-IP QueueDiscItem of len
  * bytes (RawItem), which the adapter treats as any non-IP packet.  Such a
  * packet is not ECN-capable: a MARK verdict for it would become an AQM drop
- * in the adapter (no golden case marks one).
+ * in the adapter (qcore_mark_fallback; no golden case marks one).
  *
- * --typed replays through the discipline's typed queue disc instead
- * (ns3::Qlab<Name>QueueDisc, e.g. ns3::QlabNcqQueueDisc): GoldenQueueDisc is
- * registered under a TypeId derived from it, and every --param becomes that
- * TypeId's generated attribute (size_bytes=141 -> "SizeBytes",
- * UintegerValue(141); BOOL -> BooleanValue; PPM/ENUM/lists -> StringValue),
- * set through an ObjectFactory as TrafficControlHelper does.  The output must
- * be identical to the generic path's (tests/test_typed.sh).
+ * Parameters and packet classes are checked with the core first (its
+ * parser, qcore_configure, check_pkt), so a bad one is refused with the
+ * core's message and exit 2, as qcore-replay does.
  *
  * Exit status: 0 ok, 2 bad arguments or events, 3 the adapter's behaviour
  * is inconsistent with itself (traces disagree).
@@ -144,16 +147,6 @@ class GoldenTag : public Tag
 /// Test-only: QlabQueueDisc classifying by the GoldenTag instead of ToS/hash.
 class GoldenQueueDisc : public QlabQueueDisc
 {
-  public:
-    static TypeId GetTypeId()
-    {
-        static TypeId tid = TypeId("ns3::QlabGoldenQueueDisc")
-                                .SetParent<QlabQueueDisc>()
-                                .SetGroupName("TrafficControl")
-                                .AddConstructor<GoldenQueueDisc>();
-        return tid;
-    }
-
   protected:
     void Classify(Ptr<const QueueDiscItem> item, struct qcore_pkt* pkt) const override
     {
@@ -165,7 +158,9 @@ class GoldenQueueDisc : public QlabQueueDisc
         pkt->cls = tag.cls;
         pkt->prec = tag.prec;
         pkt->flow_hash = tag.flow;
-        pkt->flags = 0; // golden events carry no flags
+        // Golden events carry no flags; the synthetic IPv4 packets are ECT(0).
+        Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+        pkt->flags = ip && ip->GetHeader().GetEcn() != Ipv4Header::ECN_NotECT ? QCORE_PKT_ECT : 0;
     }
 };
 
@@ -506,16 +501,46 @@ void
 Usage(std::FILE* out)
 {
     std::fprintf(out,
-                 "usage: qlab-ns3-golden DISC [--param NAME=VALUE]... [--seed N] [--typed] < "
+                 "usage: qlab-ns3-golden DISC [--param NAME=VALUE]... [--seed N] < "
                  "events.csv > decisions.csv\n"
                  "The conformance replay (qcore-replay's interface and output) through ns-3's "
-                 "QlabQueueDisc;\n"
-                 "--typed: through ns3::Qlab<Name>QueueDisc, parameters set as its attributes.\n"
+                 "ns3::Qlab<Name>QueueDisc,\nparameters set as its attributes, --seed through "
+                 "AssignStreams.\n"
                  "exit status: 0 ok, 2 bad arguments or events, 3 adapter traces disagree\n");
 }
 
+/// One --param as the core's typed value (the core's parser), or exit 2.
+struct qcore_param_value
+ParseParam(const struct qcore_disc_ops* ops, const std::string& name, const std::string& value)
+{
+    char err[QCORE_ERRLEN + 200] = "";
+    struct qcore_param_value v = {};
+    const int index = qcore_param_index(ops, name.c_str(), err, sizeof(err));
+    if (index < 0 || qcore_param_parse(&ops->params[index], value.c_str(), &v, err, sizeof(err)))
+    {
+        Die(kExitUsage, std::string("--param: ") + err);
+    }
+    v.index = static_cast<uint32_t>(index);
+    return v;
+}
+
+/// The core's configure sequence on the parameters (cross-parameter rules), or exit 2.
+std::vector<uint64_t>
+Configure(const struct qcore_disc_ops* ops, const std::vector<struct qcore_param_value>& values)
+{
+    std::vector<uint64_t> params(ops->params_size / sizeof(uint64_t) + 2, 0);
+    uint32_t nbands = 0;
+    char err[QCORE_ERRLEN] = "";
+    if (qcore_configure(ops, params.data(), values.data(), static_cast<uint32_t>(values.size()),
+                        &nbands, err, sizeof(err)))
+    {
+        Die(kExitUsage, std::string(ops->name) + ": " + err);
+    }
+    return params;
+}
+
 std::vector<EventRow>
-ReadEvents(const std::string& discipline, const std::string& params)
+ReadEvents(const struct qcore_disc_ops* ops, const std::vector<uint64_t>& params)
 {
     std::vector<EventRow> rows;
     std::string line;
@@ -581,13 +606,17 @@ ReadEvents(const std::string& discipline, const std::string& params)
             ev.cls = static_cast<uint8_t>(vals[0]);
             ev.prec = static_cast<uint8_t>(vals[1]);
             ev.flow = static_cast<uint32_t>(vals[2]);
-            if (checked.insert({ev.cls, ev.prec}).second)
+            if (ops->check_pkt && checked.insert({ev.cls, ev.prec}).second)
             {
-                std::string error;
-                if (!QlabQueueDisc::ValidatePacketClass(discipline, params, ev.cls, ev.prec,
-                                                        &error))
+                struct qcore_pkt pkt;
+                std::memset(&pkt, 0, sizeof(pkt));
+                pkt.len = ev.len;
+                pkt.cls = ev.cls;
+                pkt.prec = ev.prec;
+                char err[QCORE_ERRLEN] = "";
+                if (ops->check_pkt(params.data(), &pkt, err, sizeof(err)))
                 {
-                    Die(kExitUsage, where + "column " + error);
+                    Die(kExitUsage, where + "column " + err);
                 }
             }
         }
@@ -611,50 +640,38 @@ ReadEvents(const std::string& discipline, const std::string& params)
 }
 
 /**
- * A GoldenQueueDisc running `discipline` as its typed queue disc: the object
- * comes from an ObjectFactory of a TypeId derived from
+ * A GoldenQueueDisc running the discipline as its typed queue disc: the
+ * object comes from an ObjectFactory of a TypeId derived from
  * ns3::Qlab<Name>QueueDisc, and each parameter is set as the generated
  * attribute, with the attribute's own value type.
  */
 Ptr<GoldenQueueDisc>
-CreateTyped(const std::string& discipline,
+CreateTyped(const struct qcore_disc_ops* ops,
             const std::vector<std::pair<std::string, std::string>>& assignments,
             uint64_t seed)
 {
     TypeId parent;
-    if (!QlabQueueDisc::LookupTypedTypeId(discipline, &parent))
+    if (!QlabQueueDisc::LookupTypedTypeId(ops->name, &parent))
     {
-        Die(kExitUsage, discipline + ": no typed queue disc");
+        Die(kExitInconsistent, std::string(ops->name) + ": no typed queue disc");
     }
     const std::string name =
-        "ns3::QlabGoldenTyped" + QlabQueueDisc::AttributeName(discipline) + "QueueDisc";
-    TypeId tid;
-    if (!TypeId::LookupByNameFailSafe(name, &tid))
-    {
-        tid = TypeId(name)
-                  .SetParent(parent)
-                  .SetGroupName("TrafficControl")
-                  .AddConstructor<GoldenQueueDisc>();
-    }
-    const struct qcore_disc_ops* ops = qcore_find(discipline.c_str());
+        "ns3::QlabGoldenTyped" + QlabQueueDisc::AttributeName(ops->name) + "QueueDisc";
+    const TypeId tid = TypeId(name)
+                           .SetParent(parent)
+                           .SetGroupName("TrafficControl")
+                           .AddConstructor<GoldenQueueDisc>();
     ObjectFactory factory(name);
     for (const auto& [core, value] : assignments)
     {
         const struct qcore_param_desc* d = qcore_params_find(ops, core.c_str());
-        if (!d) // ValidateConfig has already refused it
-        {
-            Die(kExitUsage, discipline + ": unknown parameter '" + core + "'");
-        }
         const std::string attr = QlabQueueDisc::AttributeName(core);
         uint64_t v = 0;
         switch (d->kind)
         {
         case QCORE_PARAM_U32:
         case QCORE_PARAM_U64:
-            if (!ParseU64(value, UINT64_MAX, &v))
-            {
-                Die(kExitUsage, core + ": expected an integer, got '" + value + "'");
-            }
+            ParseU64(value, UINT64_MAX, &v); // the core's parser accepted it
             factory.Set(attr, UintegerValue(v));
             break;
         case QCORE_PARAM_BOOL:
@@ -665,12 +682,12 @@ CreateTyped(const std::string& discipline,
             break;
         }
     }
-    factory.Set("Seed", UintegerValue(seed));
     Ptr<GoldenQueueDisc> disc = DynamicCast<GoldenQueueDisc>(factory.Create());
     if (!disc || disc->GetInstanceTypeId() != tid)
     {
         Die(kExitInconsistent, name + ": the factory did not build a GoldenQueueDisc");
     }
+    disc->AssignStreams(static_cast<int64_t>(seed));
     return disc;
 }
 
@@ -680,9 +697,7 @@ int
 main(int argc, char* argv[])
 {
     std::string discipline;
-    std::string params;
     uint64_t seed = 1;
-    bool typed = false;
     std::vector<std::pair<std::string, std::string>> assignments;
     for (int i = 1; i < argc; i++)
     {
@@ -691,11 +706,6 @@ main(int argc, char* argv[])
         {
             Usage(stdout);
             return 0;
-        }
-        if (a == "--typed")
-        {
-            typed = true;
-            continue;
         }
         if (a == "--param" || a == "--seed")
         {
@@ -713,12 +723,11 @@ main(int argc, char* argv[])
             }
             else
             {
-                if (v.find('=') == std::string::npos || v.find(',') != std::string::npos)
-                {
-                    Die(kExitUsage, "--param: expected NAME=VALUE without ',', got '" + v + "'");
-                }
-                params += (params.empty() ? "" : ",") + v;
                 const std::size_t eq = v.find('=');
+                if (eq == std::string::npos || eq == 0)
+                {
+                    Die(kExitUsage, "--param: expected NAME=VALUE, got '" + v + "'");
+                }
                 assignments.emplace_back(v.substr(0, eq), v.substr(eq + 1));
             }
         }
@@ -740,25 +749,19 @@ main(int argc, char* argv[])
         Usage(stderr);
         return kExitUsage;
     }
-    std::string error;
-    if (!QlabQueueDisc::ValidateConfig(discipline, params, &error))
+    const struct qcore_disc_ops* ops = qcore_find(discipline.c_str());
+    if (!ops)
     {
-        Die(kExitUsage, discipline + ": " + error);
+        Die(kExitUsage, "unknown discipline '" + discipline + "' (qcore-replay --list)");
     }
-    const std::vector<EventRow> rows = ReadEvents(discipline, params);
+    std::vector<struct qcore_param_value> values;
+    for (const auto& [name, value] : assignments)
+    {
+        values.push_back(ParseParam(ops, name, value));
+    }
+    const std::vector<EventRow> rows = ReadEvents(ops, Configure(ops, values));
 
-    Ptr<GoldenQueueDisc> disc;
-    if (typed)
-    {
-        disc = CreateTyped(discipline, assignments, seed);
-    }
-    else
-    {
-        disc = CreateObject<GoldenQueueDisc>();
-        disc->SetAttribute("Discipline", StringValue(discipline));
-        disc->SetAttribute("Params", StringValue(params));
-        disc->SetAttribute("Seed", UintegerValue(seed));
-    }
+    Ptr<GoldenQueueDisc> disc = CreateTyped(ops, assignments, seed);
     disc->Initialize();
 
     Golden golden(disc);

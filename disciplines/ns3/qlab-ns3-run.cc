@@ -1,75 +1,96 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * qlab-ns3-run - run one qlab job (docs/jobs.md) in ns-3 and write its trace
- * tables (docs/traces.md) as plain CSV; the Python wrapper gzips them.
+ * qlab-ns3-run - run one resolved plan (docs/jobs.md) in ns-3 and write its
+ * raw facts (docs/traces.md, "Raw facts: what a runner writes").
  *
- *     qlab-ns3-run JOB.json OUTDIR
+ *     qlab-ns3-run PLAN.json OUTDIR
  *
- * Writes OUTDIR/flows.csv, OUTDIR/queues.csv, OUTDIR/packets.csv (when
- * trace.packets) and OUTDIR/runner.json.  A bad job (invalid JSON, a missing
- * or ill-typed field, a discipline parameter the core rejects) is reported on
- * stderr with the field's path and exits 2; I/O failures exit 1.
+ * Writes OUTDIR/flow_facts.csv, OUTDIR/queue_facts.csv, OUTDIR/packet_facts.csv
+ * (when trace.packets) and OUTDIR/runner.json; `qlab run-job` checks them
+ * against the plan and derives the trace tables.  A bad plan (invalid JSON,
+ * a missing or ill-typed field, a reference to nothing, a discipline
+ * parameter the core rejects, a flow without a route) is reported on stderr
+ * with the field's path and exits 2 (ParsePlan, qlab-plan.h); I/O failures
+ * exit 1.
  *
- * The model:
- *   - Dumbbell: flow i has its own source node S_i and sink node D_i;
- *     S_i -- L and R -- D_i are access links (access_rate_bps, access_delay_s),
- *     L -- R is the bottleneck (bottleneck_rate_bps, bottleneck_delay_s).
- *   - The discipline under test (QlabQueueDisc) is the root queue disc of L's
- *     bottleneck device (forward direction, data).  The backend-specific
- *     kind "ns3-fifo" installs ns-3's own FifoQueueDisc there instead, with
- *     MaxSize "<limit_pkts>p" (droptail's parameter, syntax, range and
- *     default): the reference for the adapter's cost and its identity with
- *     droptail.  Its queue samples are band 0 from the QueueDisc's stats
- *     (enqueued = nTotalEnqueuedPackets, dequeued = nTotalDequeuedPackets
- *     minus drops after dequeue, dropped = nTotalDroppedPackets), its packet
- *     events come from the QueueDisc traces (Enqueue, Dequeue,
- *     DropBeforeEnqueue, DropAfterDequeue, Mark), and FifoQueueDisc's drop
- *     reason "Queue disc limit exceeded" is written as the core's
- *     "overflow".  The bottleneck devices'
- *     own transmit queues hold 1 packet, so the backlog builds in the queue
- *     disc, not the device (ns-3's usual setup for queue disc studies; flow
- *     control stops the queue disc while the device is busy).
- *   - Every other device (access links both ways, R's bottleneck device for
- *     the ACKs) gets a FifoQueueDisc of kLosslessPkts packets: no loss
- *     outside the bottleneck.  Device queues keep ns-3's default (100p); with
- *     flow control they never drop.
- *   - Point-to-point links add a 2-byte PPP header to each IP packet on the
- *     wire (ns-3's model); the MTU is raised above 1500 when a flow's
- *     segment plus 40 bytes of headers and up to 40 bytes of TCP options
- *     would not fit, so ns-3 never fragments TCP segments (its TCP does
- *     not shrink the payload when options are present).
- *   - TCP from job.tcp, set explicitly (ConfigureTcp): variant, RFC 6582
- *     classic recovery (ns-2's NewReno, not ns-3's default PRR), SACK,
- *     timestamps, window scaling, initial cwnd, delayed-ACK count, min RTO,
- *     buffer sizes, SYN retransmission timeout (ConnTimeout); the segment size is per flow, on both the sender's and
+ * The model (built by qlab-network.cc):
+ *   - The graph of the plan: one ns-3 node per plan node (node i has id i,
+ *     created in plan order), one point-to-point link per plan link (in plan
+ *     order; DataRate rate_bps, channel Delay delay_ns, device Mtu
+ *     mtu_bytes).  Point-to-point links add a 2-byte PPP header to each IP
+ *     packet on the wire (ns-3's model); qlab sets the MTU so that no packet
+ *     is fragmented (a TCP segment plus 80 bytes of headers and options,
+ *     or a datagram, fits; checked), since ns-3's TCP does not shrink its
+ *     payload when options are present.
+ *   - The queue at each link end (the root queue disc of the sending node's
+ *     device): `lossless`, a FifoQueueDisc of kLosslessPkts packets that
+ *     never drops; a core discipline, its typed queue disc
+ *     ns3::Qlab<Name>QueueDisc with every parameter set through its
+ *     attribute (qlab-queue-disc.h) and its generator seeded with the
+ *     queue's seed through AssignStreams; `ns3-fifo`, ns-3's own
+ *     FifoQueueDisc with MaxSize limit_pkts packets (the reference for the
+ *     adapter's cost and its identity with droptail).  Behind a discipline
+ *     (core or ns3-fifo) the device's own transmit queue holds 1 packet, so
+ *     the backlog builds in the discipline, not the device (ns-3's usual
+ *     setup for queue disc studies; flow control stops the queue disc while
+ *     the device is busy); elsewhere it keeps ns-3's default (100 packets)
+ *     and, with flow control, never drops.
+ *   - Addresses and routes: every interface of a node has the node's
+ *     address (/32); QlabRouting (qlab-routing.h) on every node delivers
+ *     locally by a hash set of the node's addresses, sends a host's packets
+ *     over its one link, and forwards at a router by a hash map of the
+ *     hosts attached to it, then the plan's prefix routes (longest first):
+ *     no list routing, no global routing, no per-packet scan of interfaces
+ *     or routes.  Each device hands IPv4 packets straight to
+ *     Ipv4L3Protocol::Receive (Network::DeliverWithoutScans), not through
+ *     the node's and the traffic-control layer's lists of protocol handlers
+ *     (two per device each, scanned per packet).  IPv6 is not installed.
+ *   - TCP from plan.tcp, set explicitly (Network::ConfigureTcp): NewReno
+ *     with RFC 6582 classic recovery (ns-2's NewReno, not ns-3's default
+ *     PRR), SACK, timestamps, window scaling, initial cwnd, delayed-ACK
+ *     count, min RTO, buffer sizes, SYN retransmission timeout
+ *     (ConnTimeout); the segment size is per flow, on both the sender's and
  *     the sink's socket.  ECN is off.  Senders never give up (SYN and data
  *     retry limits raised).  Everything else keeps ns-3 3.37's defaults,
- *     notably DelAckTimeout 0.2 s,
- *     LimitedTransmit on, ClockGranularity 1 ms, Nagle off.
+ *     notably DelAckTimeout 0.2 s, LimitedTransmit on, ClockGranularity
+ *     1 ms, Nagle off.
  *   - ns3-tcp-fixes.cc carries the upstream fix for ns-3 issue #991, which
  *     otherwise crashes receiver-window-limited runs.
- *   - Applications: QlabBulkSender / QlabBulkSink (qlab-bulk-apps.h); flow
- *     cls/prec travel in the IPv4 ToS byte (cls << 5 | prec << 3), which
- *     QlabQueueDisc decodes.
- *   - Randomness: ns-3's RngSeedManager gets seed 1, run = job seed; the
- *     core's generator is seeded with the job seed.  The workload itself is
- *     deterministic (start jitter is in the job).
+ *   - Applications, per flow in plan order, the sink on the dst host, then
+ *     the sender on the src host, both started at start_ns: QlabBulkSink
+ *     listening on dst_port and QlabBulkSender bound to src_port connecting
+ *     to the dst host's address:dst_port (qlab-bulk-apps.h), or QlabUdpSink
+ *     / QlabUdpSender replaying the plan's on-periods (qlab-udp-apps.h).
+ *     The flow's tos is the IPv4 ToS byte of its packets (ACKs carry 0).
+ *     A host may carry several flows on distinct ports.
+ *   - The run ends at duration_ns, or, with stop_when_done, as soon as every
+ *     bulk flow's sink has all its bytes (a 0-byte flow as it starts) and
+ *     every UDP flow's last on-period ended udp_drain_ns ago.
+ *   - Randomness: ns-3's RngSeedManager gets seed 1, run = plan seed (no
+ *     model of this setup draws from it); each discipline's generator its
+ *     queue's seed.  The workload itself is in the plan.
  *
- * Output: times are written from integer nanoseconds with 9 decimals, rates
- * with "%.6f", no locale; rows sorted as docs/traces.md says.  Queue samples
- * are taken at k * queue_sample_interval_s and once more at the end of the
- * run.  runner.json's wall_time_s covers building the network and running the
- * simulation (not parsing the job or writing flows.csv).
+ * Output: integer nanoseconds, no locale; rows sorted as docs/traces.md
+ * says.  Queue samples of every trace.queues queue (band rows) are taken at
+ * k * queue_sample_interval_ns and once more at the end of the run; for a
+ * core discipline from its per-band counters, for ns3-fifo band 0 from the
+ * QueueDisc's stats (enqueued = nTotalEnqueuedPackets, dequeued =
+ * nTotalDequeuedPackets minus drops after dequeue, dropped =
+ * nTotalDroppedPackets).  Packet events come from the discipline's BandEvent
+ * trace, or ns3-fifo's QueueDisc traces (Enqueue, Dequeue,
+ * DropBeforeEnqueue, DropAfterDequeue, Mark; FifoQueueDisc's drop reason
+ * "Queue disc limit exceeded" written as the core's "overflow"); their
+ * flow_id is the flow whose 5-tuple (addresses, ports, protocol) the packet
+ * carries, NA for the reverse direction (ACKs).  runner.json's wall_time_s
+ * covers building the network and running the simulation (not reading the
+ * plan or writing the facts).
  */
-#include "qlab-bulk-apps.h"
+#include "qlab-network.h"
+#include "qlab-plan.h"
 #include "qlab-queue-disc.h"
-#include "qlab-udp-apps.h"
 
 #include "ns3/core-module.h"
-#include "ns3/internet-module.h"
 #include "ns3/ipv4-queue-disc-item.h"
-#include "ns3/network-module.h"
-#include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
 #include <nlohmann/json.hpp>
@@ -78,16 +99,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
-#include <set>
+#include <numeric>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -97,400 +115,15 @@
 #endif
 
 using namespace ns3;
-using json = nlohmann::json;
+using qlab::Plan;
 
 namespace
 {
 
 constexpr int kExitIoError = 1;
-constexpr int kExitBadJob = 2;
-constexpr uint16_t kSinkPort = 5001;
-constexpr uint32_t kLosslessPkts = 1000000; // queue discs outside the bottleneck
-constexpr uint32_t kMaxFlows = 1000000;     // address plan: /30 per access link
-constexpr uint32_t kMaxSegBytes = 65000;
-constexpr uint32_t kHeaderAllowanceBytes = 80; // IPv4 + TCP headers + max TCP options
-constexpr uint16_t kDefaultMtu = 1500;
-constexpr uint32_t kMaxUdpIpBytes = 65507;
-constexpr uint32_t kMaxOnPeriods = 1000000;
-// A UDP flow is done this long after its sender's last on-period ends, so
-// datagrams still in flight arrive before its loss is counted.
-constexpr int64_t kUdpDrainNs = 1000000000;
-const std::set<std::string> kUdpApps = {"cbr", "onoff", "voip"};
-constexpr uint32_t kSynRetries = 24;          // last backoff: 2^23 * 3 s, beyond any run
-constexpr uint32_t kDataRetries = 1000000000; // RTO backoff is capped at 60 s by ns-3
-
-// The backend-specific discipline kind: ns-3's own FifoQueueDisc, configured
-// with droptail's parameters (the core's droptail is its qlab counterpart).
-const std::string kNs3Fifo = "ns3-fifo";
-const std::string kNs3FifoCounterpart = "droptail";
-const char* const kNs3FifoLimitParam = "limit_pkts";
-
-// ------------------------------------------------------------------ job
-
-struct FlowSpec
-{
-    uint64_t flowId;
-    std::string app;
-    std::string group;
-    uint32_t cls;
-    uint32_t prec;
-    uint32_t segBytes; // bulk: MSS; UDP: payload per datagram (pkt_bytes - 28)
-    uint64_t bytes;    // bulk only
-    int64_t startNs;
-    // UDP apps (cbr, onoff, voip)
-    bool udp = false;
-    uint32_t pktBytes = 0;
-    uint64_t rateBps = 0;
-    int64_t intervalNs = 0;
-    std::vector<std::pair<int64_t, int64_t>> onPeriods; // [start, end) ns
-    int64_t stopNs = 0;                                 // end of the last on-period
-};
-
-struct Job
-{
-    uint64_t seed;
-    int64_t durationNs;
-    bool stopWhenDone;
-    uint64_t accessRateBps;
-    int64_t accessDelayNs;
-    uint64_t bottleneckRateBps;
-    int64_t bottleneckDelayNs;
-    std::string tcpVariant;
-    bool sack;
-    bool timestamps;
-    bool windowScaling;
-    uint32_t initialCwndSegments;
-    uint32_t delayedAckCount;
-    int64_t minRtoNs;
-    int64_t synTimeoutNs;
-    uint32_t rcvBufBytes;
-    uint32_t sndBufBytes;
-    std::string discipline;
-    std::string disciplineParams; // "name=value,..." for QlabQueueDisc's Params
-    std::vector<std::pair<std::string, std::string>> disciplineParamList; // sorted by name
-    std::vector<FlowSpec> flows;
-    int64_t queueSampleIntervalNs;
-    bool tracePackets;
-};
-
-/// A mistake in the job file: the message starts with the field's path.
-class JobError : public std::runtime_error
-{
-  public:
-    using std::runtime_error::runtime_error;
-};
-
-std::string
-Join(const std::string& path, const std::string& key)
-{
-    return path.empty() ? key : path + "." + key;
-}
-
-const json&
-Field(const json& obj, const std::string& path, const std::string& key)
-{
-    if (!obj.is_object())
-    {
-        throw JobError((path.empty() ? std::string("job") : path) + ": expected an object");
-    }
-    auto it = obj.find(key);
-    if (it == obj.end())
-    {
-        throw JobError(Join(path, key) + ": missing");
-    }
-    return *it;
-}
-
-std::string
-GetString(const json& obj, const std::string& path, const std::string& key)
-{
-    const json& v = Field(obj, path, key);
-    if (!v.is_string())
-    {
-        throw JobError(Join(path, key) + ": expected a string");
-    }
-    return v.get<std::string>();
-}
-
-bool
-GetBool(const json& obj, const std::string& path, const std::string& key)
-{
-    const json& v = Field(obj, path, key);
-    if (!v.is_boolean())
-    {
-        throw JobError(Join(path, key) + ": expected true or false");
-    }
-    return v.get<bool>();
-}
-
-/// An integer in [lo, hi]; a float with an integral value (1e7) is accepted.
-uint64_t
-GetUint(const json& obj, const std::string& path, const std::string& key, uint64_t lo, uint64_t hi)
-{
-    const json& v = Field(obj, path, key);
-    const std::string where = Join(path, key);
-    uint64_t value;
-    if (v.is_number_unsigned())
-    {
-        value = v.get<uint64_t>();
-    }
-    else if (v.is_number_integer())
-    {
-        throw JobError(where + ": must be between " + std::to_string(lo) + " and " +
-                       std::to_string(hi) + ", got " + v.dump());
-    }
-    else if (v.is_number_float())
-    {
-        const double d = v.get<double>();
-        if (!std::isfinite(d) || d < 0 || d != std::floor(d) || d > 1.8e19)
-        {
-            throw JobError(where + ": expected an integer, got " + v.dump());
-        }
-        value = static_cast<uint64_t>(d);
-    }
-    else
-    {
-        throw JobError(where + ": expected an integer");
-    }
-    if (value < lo || value > hi)
-    {
-        throw JobError(where + ": must be between " + std::to_string(lo) + " and " +
-                       std::to_string(hi) + ", got " + std::to_string(value));
-    }
-    return value;
-}
-
-/// Seconds (a JSON number) as integer nanoseconds, rounded to the nearest.
-int64_t
-GetSecondsNs(const json& obj,
-             const std::string& path,
-             const std::string& key,
-             bool allowZero,
-             double maxSeconds = 1e6)
-{
-    const json& v = Field(obj, path, key);
-    const std::string where = Join(path, key);
-    if (!v.is_number())
-    {
-        throw JobError(where + ": expected a number of seconds");
-    }
-    const double s = v.get<double>();
-    if (!std::isfinite(s) || s < 0 || (!allowZero && s == 0) || s > maxSeconds)
-    {
-        throw JobError(where + ": must be " + (allowZero ? ">= 0" : "> 0") + " and <= " +
-                       std::to_string(static_cast<int64_t>(maxSeconds)) + " s, got " + v.dump());
-    }
-    const int64_t ns = std::llround(s * 1e9);
-    if (!allowZero && ns == 0)
-    {
-        throw JobError(where + ": must be at least 1 ns, got " + v.dump());
-    }
-    return ns;
-}
-
-/// A UDP flow's datagram size, rate and on-periods (docs/jobs.md).
-void
-ParseUdpFlow(const json& f, const std::string& path, FlowSpec& spec)
-{
-    spec.pktBytes = GetUint(f, path, "pkt_bytes", QlabUdpSender::kMinIpBytes, kMaxUdpIpBytes);
-    spec.segBytes = spec.pktBytes - QlabUdpSender::kHeaderBytes;
-    spec.rateBps = GetUint(f, path, "rate_bps", 1, UINT64_MAX / 2);
-    const double interval = 8e9 * spec.pktBytes / static_cast<double>(spec.rateBps);
-    if (interval > 1e15)
-    {
-        throw JobError(path + ".rate_bps: one datagram per " + std::to_string(interval / 1e9) +
-                       " s is too slow");
-    }
-    spec.intervalNs = std::max<int64_t>(1, std::llround(interval));
-    const json& periods = Field(f, path, "on_periods");
-    if (!periods.is_array() || periods.size() > kMaxOnPeriods)
-    {
-        throw JobError(path + ".on_periods: expected an array of [start_s, end_s] pairs");
-    }
-    int64_t last = spec.startNs;
-    for (std::size_t k = 0; k < periods.size(); k++)
-    {
-        const std::string where = path + ".on_periods[" + std::to_string(k) + "]";
-        const json& p = periods[k];
-        if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number())
-        {
-            throw JobError(where + ": expected [start_s, end_s]");
-        }
-        const json pair = {{"start", p[0]}, {"end", p[1]}};
-        const int64_t start = GetSecondsNs(pair, where, "start", true);
-        const int64_t end = GetSecondsNs(pair, where, "end", true);
-        if (start < last || end < start)
-        {
-            throw JobError(where + ": periods must start at or after start_s, be sorted and not "
-                                   "overlap, and end after they start");
-        }
-        spec.onPeriods.emplace_back(start, end);
-        last = end;
-    }
-    spec.stopNs = last;
-    spec.bytes = 0; // set from the schedule when the sender exists
-}
-
-Job
-ParseJob(const json& j)
-{
-    Job job;
-    const std::string schema = GetString(j, "", "schema");
-    if (schema != "qlab-job/1")
-    {
-        throw JobError("schema: expected \"qlab-job/1\", got \"" + schema + "\"");
-    }
-    job.seed = GetUint(j, "", "seed", 0, UINT64_MAX);
-    job.durationNs = GetSecondsNs(j, "", "duration_s", false);
-    job.stopWhenDone = GetBool(j, "", "stop_when_done");
-
-    const json& topo = Field(j, "", "topology");
-    const std::string kind = GetString(topo, "topology", "kind");
-    if (kind != "dumbbell")
-    {
-        throw JobError("topology.kind: the ns-3 runner supports \"dumbbell\", got \"" + kind +
-                       "\"");
-    }
-    job.accessRateBps = GetUint(topo, "topology", "access_rate_bps", 1, UINT64_MAX);
-    job.accessDelayNs = GetSecondsNs(topo, "topology", "access_delay_s", true, 1e3);
-    job.bottleneckRateBps = GetUint(topo, "topology", "bottleneck_rate_bps", 1, UINT64_MAX);
-    job.bottleneckDelayNs = GetSecondsNs(topo, "topology", "bottleneck_delay_s", true, 1e3);
-
-    const json& tcp = Field(j, "", "tcp");
-    job.tcpVariant = GetString(tcp, "tcp", "variant");
-    job.sack = GetBool(tcp, "tcp", "sack");
-    job.timestamps = GetBool(tcp, "tcp", "timestamps");
-    job.windowScaling = GetBool(tcp, "tcp", "window_scaling");
-    job.initialCwndSegments = GetUint(tcp, "tcp", "initial_cwnd_segments", 1, 1000000);
-    job.delayedAckCount = GetUint(tcp, "tcp", "delayed_ack_count", 1, 1000);
-    job.minRtoNs = GetSecondsNs(tcp, "tcp", "min_rto_s", false, 1e3);
-    job.synTimeoutNs = GetSecondsNs(tcp, "tcp", "syn_timeout_s", false, 1e3);
-    job.rcvBufBytes = GetUint(tcp, "tcp", "rcv_buf_bytes", 1, UINT32_MAX);
-    job.sndBufBytes = GetUint(tcp, "tcp", "snd_buf_bytes", 1, UINT32_MAX);
-
-    const json& disc = Field(j, "", "discipline");
-    job.discipline = GetString(disc, "discipline", "kind");
-    const json& params = Field(disc, "discipline", "params");
-    if (!params.is_object())
-    {
-        throw JobError("discipline.params: expected an object of name: \"value\" strings");
-    }
-    for (const auto& [name, value] : params.items()) // nlohmann sorts keys: deterministic
-    {
-        if (!value.is_string())
-        {
-            throw JobError("discipline.params." + name +
-                           ": expected a string in the core's syntax, got " + value.dump());
-        }
-        const std::string text = value.get<std::string>();
-        if (name.find_first_of(",=") != std::string::npos || text.find(',') != std::string::npos)
-        {
-            throw JobError("discipline.params." + name + ": names and values cannot contain ','" +
-                           " (or '=' in names)");
-        }
-        if (!job.disciplineParams.empty())
-        {
-            job.disciplineParams += ",";
-        }
-        job.disciplineParams += name + "=" + text;
-        job.disciplineParamList.emplace_back(name, text);
-    }
-
-    const json& flows = Field(j, "", "flows");
-    if (!flows.is_array())
-    {
-        throw JobError("flows: expected an array");
-    }
-    if (flows.size() > kMaxFlows)
-    {
-        throw JobError("flows: at most " + std::to_string(kMaxFlows) + " flows");
-    }
-    std::set<uint64_t> ids;
-    for (std::size_t i = 0; i < flows.size(); i++)
-    {
-        const std::string path = "flows[" + std::to_string(i) + "]";
-        const json& f = flows[i];
-        FlowSpec spec;
-        spec.flowId = GetUint(f, path, "flow_id", 0, UINT32_MAX);
-        if (!ids.insert(spec.flowId).second)
-        {
-            throw JobError(path + ".flow_id: duplicate flow_id " + std::to_string(spec.flowId));
-        }
-        spec.app = GetString(f, path, "app");
-        spec.udp = kUdpApps.count(spec.app) > 0;
-        if (spec.app != "bulk" && !spec.udp)
-        {
-            throw JobError(path + ".app: the ns-3 runner supports bulk, cbr, onoff and voip, got \"" +
-                           spec.app + "\"");
-        }
-        spec.group = GetString(f, path, "group");
-        // cls and prec travel in the IPv4 ToS byte (qlab-queue-disc.h).
-        spec.cls = GetUint(f, path, "cls", 0, 7);
-        spec.prec = GetUint(f, path, "prec", 0, 3);
-        spec.startNs = GetSecondsNs(f, path, "start_s", true);
-        if (spec.udp)
-        {
-            ParseUdpFlow(f, path, spec);
-        }
-        else
-        {
-            spec.segBytes = GetUint(f, path, "seg_bytes", 1, kMaxSegBytes);
-            spec.bytes = GetUint(f, path, "bytes", 0, UINT64_MAX / 16);
-        }
-        job.flows.push_back(spec);
-    }
-
-    const json& trace = Field(j, "", "trace");
-    job.queueSampleIntervalNs = GetSecondsNs(trace, "trace", "queue_sample_interval_s", false);
-    job.tracePackets = GetBool(trace, "trace", "packets");
-    return job;
-}
-
-// ------------------------------------------------------------ formatting
-
-/// Nanoseconds as seconds with exactly 9 decimals (no floating point).
-std::string
-FormatSeconds(int64_t ns)
-{
-    char buf[40];
-    const char* sign = ns < 0 ? "-" : "";
-    const uint64_t a = ns < 0 ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
-    std::snprintf(buf,
-                  sizeof(buf),
-                  "%s%" PRIu64 ".%09" PRIu64,
-                  sign,
-                  static_cast<uint64_t>(a / 1000000000),
-                  static_cast<uint64_t>(a % 1000000000));
-    return buf;
-}
-
-std::string
-FormatRate(double bps)
-{
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.6f", bps);
-    return buf;
-}
-
-/// RFC 4180 field: quoted only when it must be.
-std::string
-CsvField(const std::string& s)
-{
-    if (s.find_first_of(",\"\r\n") == std::string::npos)
-    {
-        return s;
-    }
-    std::string out = "\"";
-    for (char c : s)
-    {
-        out += c;
-        if (c == '"')
-        {
-            out += '"';
-        }
-    }
-    return out + "\"";
-}
+constexpr int kExitBadPlan = 2;
+constexpr uint8_t kProtoTcp = 6;
+constexpr uint8_t kProtoUdp = 17;
 
 /// A CSV file written in one pass; any write error is fatal (exit 1).
 class CsvWriter
@@ -516,9 +149,9 @@ class CsvWriter
         Close();
     }
 
-    void Line(const std::string& line)
+    void Line(const char* line)
     {
-        if (std::fputs(line.c_str(), m_file) < 0 || std::fputc('\n', m_file) == EOF)
+        if (std::fputs(line, m_file) < 0 || std::fputc('\n', m_file) == EOF)
         {
             Fail();
         }
@@ -528,17 +161,17 @@ class CsvWriter
     {
         if (m_file)
         {
-            if (std::fclose(m_file) != 0)
+            std::FILE* f = m_file;
+            m_file = nullptr;
+            if (std::fclose(f) != 0)
             {
-                m_file = nullptr;
                 Fail();
             }
-            m_file = nullptr;
         }
     }
 
   private:
-    void Fail()
+    [[noreturn]] void Fail()
     {
         std::fprintf(stderr, "qlab-ns3-run: error writing %s\n", m_path.c_str());
         std::exit(kExitIoError);
@@ -549,127 +182,98 @@ class CsvWriter
     std::vector<char> m_buffer;
 };
 
-// ------------------------------------------------------------------ run
+/// An IPv4 5-tuple, host byte order.
+struct FiveTuple
+{
+    uint32_t saddr;
+    uint32_t daddr;
+    uint16_t sport;
+    uint16_t dport;
+    uint8_t proto;
 
-const std::map<std::string, std::string> kTcpVariants = {
-    {"NewReno", "ns3::TcpNewReno"},
-    {"Cubic", "ns3::TcpCubic"},
+    bool operator==(const FiveTuple& o) const
+    {
+        return saddr == o.saddr && daddr == o.daddr && sport == o.sport && dport == o.dport &&
+               proto == o.proto;
+    }
 };
 
-void
-ConfigureTcp(const Job& job)
+struct FiveTupleHash
 {
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(TypeId::LookupByName(kTcpVariants.at(job.tcpVariant))));
-    // ns-2's NewReno recovery (RFC 6582) rather than ns-3's default PRR.
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(job.sack));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(job.timestamps));
-    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(job.windowScaling));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(NanoSeconds(job.minRtoNs)));
-    Config::SetDefault("ns3::TcpSocket::ConnTimeout", TimeValue(NanoSeconds(job.synTimeoutNs)));
-    Config::SetDefault("ns3::TcpSocketBase::UseEcn", EnumValue(TcpSocketState::Off));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(job.initialCwndSegments));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(job.delayedAckCount));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(job.rcvBufBytes));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(job.sndBufBytes));
-    // A bulk task never gives up (as in ns-2): ns-3's defaults abort a
-    // connection after 6 SYN or 6 consecutive data retransmissions, which
-    // happens under heavy congestion.  The SYN backoff is 2^k * ConnTimeout,
-    // computed as an int shift, so its count stays well below 31.
-    Config::SetDefault("ns3::TcpSocket::ConnCount", UintegerValue(kSynRetries));
-    Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(kDataRetries));
-}
-
-/**
- * ns3-fifo's packet limit: droptail's limit_pkts as the core's parser reads
- * it (its default when absent).  The parameters were already validated with
- * QlabQueueDisc::ValidateConfig("droptail", ...).
- */
-uint32_t
-Ns3FifoLimitPkts(const Job& job)
-{
-    const struct qcore_disc_ops* ops = qcore_find(kNs3FifoCounterpart.c_str());
-    NS_ABORT_MSG_IF(!ops, "the core has no " << kNs3FifoCounterpart);
-    std::vector<uint64_t> params(ops->params_size / sizeof(uint64_t) + 2, 0);
-    char err[QCORE_ERRLEN] = "";
-    NS_ABORT_MSG_IF(qcore_params_defaults(ops, params.data(), err, sizeof(err)), err);
-    for (const auto& [name, value] : job.disciplineParamList)
+    std::size_t operator()(const FiveTuple& t) const
     {
-        NS_ABORT_MSG_IF(
-            qcore_params_set(ops, params.data(), name.c_str(), value.c_str(), err, sizeof(err)),
-            err);
+        return qcore_flow_hash(t.saddr, t.daddr, t.sport, t.dport, t.proto);
     }
-    for (uint32_t i = 0; i < ops->nparams; i++)
-    {
-        const struct qcore_param_desc& d = ops->params[i];
-        if (std::strcmp(d.name, kNs3FifoLimitParam) == 0 && d.kind == QCORE_PARAM_U32)
-        {
-            uint32_t limit;
-            std::memcpy(&limit, reinterpret_cast<const char*>(params.data()) + d.offset,
-                        sizeof(limit));
-            return limit;
-        }
-    }
-    NS_FATAL_ERROR(kNs3FifoCounterpart << " has no u32 parameter " << kNs3FifoLimitParam);
-}
-
-struct FlowState
-{
-    Ptr<QlabBulkSender> sender; // bulk flows
-    Ptr<QlabBulkSink> sink;
-    Ptr<QlabUdpSender> udpSender; // UDP flows
-    Ptr<QlabUdpSink> udpSink;
-    bool completed = false;
-    int64_t endNs = 0;
 };
 
+/// The 5-tuple an IPv4 packet carries (ports 0 when it has none).
+FiveTuple
+TupleOf(Ptr<const Ipv4QueueDiscItem> item)
+{
+    const Ipv4Header& h = item->GetHeader();
+    FiveTuple t{h.GetSource().Get(), h.GetDestination().Get(), 0, 0, h.GetProtocol()};
+    uint8_t ports[4];
+    if ((t.proto == kProtoTcp || t.proto == kProtoUdp) && h.GetFragmentOffset() == 0 &&
+        item->GetPacket()->CopyData(ports, 4) == 4)
+    {
+        t.sport = static_cast<uint16_t>(ports[0] << 8 | ports[1]);
+        t.dport = static_cast<uint16_t>(ports[2] << 8 | ports[3]);
+    }
+    return t;
+}
+
+/// FifoQueueDisc's drop reason in the core's vocabulary.
+const char*
+FifoReason(const char* reason)
+{
+    return std::strcmp(reason, FifoQueueDisc::LIMIT_EXCEEDED_DROP) == 0
+               ? QlabQueueDisc::OVERFLOW_DROP
+               : reason;
+}
+
+/// Runs a plan's network and writes its raw facts.
 class Runner
 {
   public:
-    Runner(const Job& job, const std::filesystem::path& outDir)
-        : m_job(job),
+    Runner(const Plan& plan, const std::filesystem::path& outDir)
+        : m_plan(plan),
+          m_network(plan),
           m_outDir(outDir)
     {
     }
 
     void Build();
     void Run();
-    void WriteFlows();
-    void WriteRunInfo(double wallSeconds);
+    void WriteFlowFacts();
+    void WriteRunnerJson(double wallSeconds);
 
   private:
-    void OnFlowComplete(std::size_t index);
-    void SampleQueue(uint64_t k);
+    void SampleQueues(uint64_t k);
     void WriteQueueSample();
-    void OnBandEvent(Ptr<const QueueDiscItem> item,
+    void OnBandEvent(std::size_t queue,
+                     Ptr<const QueueDiscItem> item,
                      QlabQueueDisc::Event event,
                      uint32_t band,
                      const char* reason);
-    void WritePacketEvent(Ptr<const QueueDiscItem> item,
-                          const char* name,
+    void OnFifoEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item);
+    void OnFifoDequeue(std::size_t queue, Ptr<const QueueDiscItem> item);
+    void OnFifoDropBeforeEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r);
+    void OnFifoDropAfterDequeue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r);
+    void OnFifoMark(std::size_t queue, Ptr<const QueueDiscItem> item, const char* reason);
+    void WritePacketEvent(std::size_t queue,
+                          Ptr<const QueueDiscItem> item,
+                          const char* event,
                           uint32_t band,
                           bool sojourn,
                           const char* reason);
-    // ns3-fifo: the FifoQueueDisc's own traces, as band 0.
-    void OnFifoEnqueue(Ptr<const QueueDiscItem> item);
-    void OnFifoDequeue(Ptr<const QueueDiscItem> item);
-    void OnFifoDropBeforeEnqueue(Ptr<const QueueDiscItem> item, const char* reason);
-    void OnFifoDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* reason);
-    void OnFifoMark(Ptr<const QueueDiscItem> item, const char* reason);
 
-    const Job& m_job;
+    const Plan& m_plan;
+    qlab::Network m_network;
     std::filesystem::path m_outDir;
 
-    std::vector<FlowState> m_flows;
-    std::size_t m_completed = 0;
-    Ptr<QlabQueueDisc> m_disc; // the discipline under test, or
-    Ptr<QueueDisc> m_fifo;     // ns3-fifo's FifoQueueDisc
-    std::unordered_map<uint32_t, uint64_t> m_flowBySource; // IPv4 source -> flow_id
-
-    std::unique_ptr<CsvWriter> m_queues;
-    std::unique_ptr<CsvWriter> m_packets;
+    std::unique_ptr<CsvWriter> m_queueFacts;
+    std::unique_ptr<CsvWriter> m_packetFacts;
+    std::unordered_map<FiveTuple, uint32_t, FiveTupleHash> m_flowByTuple; // data direction
     int64_t m_lastSampleNs = -1;
     uint64_t m_packetSeq = 0;
     int64_t m_endNs = 0;
@@ -678,209 +282,67 @@ class Runner
 void
 Runner::Build()
 {
-    const Job& job = m_job;
-    const std::size_t n = job.flows.size();
-
-    RngSeedManager::SetSeed(1);
-    RngSeedManager::SetRun(job.seed);
-    ConfigureTcp(job);
-
-    uint32_t maxIp = 0; // largest IP packet a flow sends
-    for (const FlowSpec& f : job.flows)
-    {
-        maxIp = std::max(maxIp, f.udp ? f.pktBytes : f.segBytes + kHeaderAllowanceBytes);
-    }
-    const uint16_t mtu = static_cast<uint16_t>(std::max<uint32_t>(kDefaultMtu, maxIp));
-
-    NodeContainer routers;
-    routers.Create(2);
-    NodeContainer sources;
-    sources.Create(n);
-    NodeContainer sinks;
-    sinks.Create(n);
-
-    PointToPointHelper access;
-    access.SetDeviceAttribute("DataRate", DataRateValue(DataRate(job.accessRateBps)));
-    access.SetDeviceAttribute("Mtu", UintegerValue(mtu));
-    access.SetChannelAttribute("Delay", TimeValue(NanoSeconds(job.accessDelayNs)));
-
-    PointToPointHelper bottleneck;
-    bottleneck.SetDeviceAttribute("DataRate", DataRateValue(DataRate(job.bottleneckRateBps)));
-    bottleneck.SetDeviceAttribute("Mtu", UintegerValue(mtu));
-    bottleneck.SetChannelAttribute("Delay", TimeValue(NanoSeconds(job.bottleneckDelayNs)));
-    bottleneck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("1p"));
-
-    std::vector<NetDeviceContainer> left(n);
-    std::vector<NetDeviceContainer> right(n);
-    NetDeviceContainer accessDevices;
-    for (std::size_t i = 0; i < n; i++)
-    {
-        left[i] = access.Install(sources.Get(i), routers.Get(0));
-        right[i] = access.Install(routers.Get(1), sinks.Get(i));
-        accessDevices.Add(left[i]);
-        accessDevices.Add(right[i]);
-    }
-    NetDeviceContainer core = bottleneck.Install(routers.Get(0), routers.Get(1));
-
-    InternetStackHelper stack;
-    stack.Install(routers);
-    stack.Install(sources);
-    stack.Install(sinks);
-
-    // Queue discs before addresses: Ipv4AddressHelper::Assign would install
-    // ns-3's default queue disc on devices without one.
-    TrafficControlHelper lossless;
-    lossless.SetRootQueueDisc("ns3::FifoQueueDisc",
-                              "MaxSize",
-                              QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, kLosslessPkts)));
-    lossless.Install(accessDevices);
-    lossless.Install(core.Get(1));
-
-    TrafficControlHelper tested;
-    if (job.discipline == kNs3Fifo)
-    {
-        tested.SetRootQueueDisc(
-            "ns3::FifoQueueDisc",
-            "MaxSize",
-            QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, Ns3FifoLimitPkts(job))));
-        QueueDiscContainer discs = tested.Install(core.Get(0));
-        m_fifo = discs.Get(0);
-        m_fifo->Initialize();
-    }
-    else
-    {
-        tested.SetRootQueueDisc("ns3::QlabQueueDisc",
-                                "Discipline",
-                                StringValue(job.discipline),
-                                "Params",
-                                StringValue(job.disciplineParams),
-                                "Seed",
-                                UintegerValue(job.seed));
-        QueueDiscContainer discs = tested.Install(core.Get(0));
-        m_disc = DynamicCast<QlabQueueDisc>(discs.Get(0));
-        NS_ABORT_MSG_IF(!m_disc, "the bottleneck queue disc is not a QlabQueueDisc");
-        m_disc->Initialize(); // bands exist from now on (idempotent later)
-    }
-
-    Ipv4AddressHelper leftAddresses("10.0.0.0", "255.255.255.252");
-    Ipv4AddressHelper rightAddresses("10.128.0.0", "255.255.255.252");
-    Ipv4AddressHelper coreAddresses("192.168.0.0", "255.255.255.252");
-    coreAddresses.Assign(core);
-
-    m_flows.resize(n);
-    for (std::size_t i = 0; i < n; i++)
-    {
-        const FlowSpec& f = job.flows[i];
-        Ipv4InterfaceContainer l = leftAddresses.Assign(left[i]);
-        leftAddresses.NewNetwork();
-        Ipv4InterfaceContainer r = rightAddresses.Assign(right[i]);
-        rightAddresses.NewNetwork();
-        m_flowBySource[l.GetAddress(0).Get()] = f.flowId;
-        const uint8_t tos = static_cast<uint8_t>((f.cls << 5) | (f.prec << 3));
-
-        if (f.udp)
-        {
-            Ptr<QlabUdpSink> sink = CreateObject<QlabUdpSink>();
-            sink->Setup(InetSocketAddress(Ipv4Address::GetAny(), kSinkPort));
-            sinks.Get(i)->AddApplication(sink);
-            sink->SetStartTime(Seconds(0));
-            Ptr<QlabUdpSender> sender = CreateObject<QlabUdpSender>();
-            sender->Setup(InetSocketAddress(r.GetAddress(1), kSinkPort),
-                          f.pktBytes,
-                          f.intervalNs,
-                          f.onPeriods,
-                          tos);
-            sources.Get(i)->AddApplication(sender);
-            sender->SetStartTime(NanoSeconds(f.startNs));
-            m_flows[i].udpSender = sender;
-            m_flows[i].udpSink = sink;
-            // Done once the last datagram had time to arrive; it ended sending at stopNs.
-            Simulator::Schedule(NanoSeconds(f.stopNs + kUdpDrainNs),
-                                &Runner::OnFlowComplete,
-                                this,
-                                i);
-            continue;
-        }
-
-        Ptr<QlabBulkSink> sink = CreateObject<QlabBulkSink>();
-        sink->Setup(InetSocketAddress(Ipv4Address::GetAny(), kSinkPort),
-                    f.segBytes,
-                    f.bytes,
-                    MakeCallback(&Runner::OnFlowComplete, this, i));
-        sinks.Get(i)->AddApplication(sink);
-        sink->SetStartTime(Seconds(0));
-
-        Ptr<QlabBulkSender> sender = CreateObject<QlabBulkSender>();
-        sender->Setup(InetSocketAddress(r.GetAddress(1), kSinkPort), f.segBytes, f.bytes, tos);
-        sources.Get(i)->AddApplication(sender);
-        sender->SetStartTime(NanoSeconds(f.startNs));
-
-        m_flows[i].sender = sender;
-        m_flows[i].sink = sink;
-        if (f.bytes == 0)
-        {
-            // Nothing to deliver: complete as soon as the flow starts.
-            Simulator::Schedule(NanoSeconds(f.startNs), &Runner::OnFlowComplete, this, i);
-        }
-    }
-    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
-
-    m_queues = std::make_unique<CsvWriter>(m_outDir / "queues.csv",
-                                           "time_s,band,backlog_pkts,backlog_bytes,enqueued_pkts,"
-                                           "dequeued_pkts,dropped_pkts,drop_prob");
-    if (job.tracePackets)
-    {
-        m_packets = std::make_unique<CsvWriter>(
-            m_outDir / "packets.csv",
-            "seq,time_s,event,band,len_bytes,flow_id,sojourn_s,reason");
-        if (m_disc)
-        {
-            m_disc->TraceConnectWithoutContext("BandEvent",
-                                               MakeCallback(&Runner::OnBandEvent, this));
-        }
-        else
-        {
-            m_fifo->TraceConnectWithoutContext("Enqueue",
-                                               MakeCallback(&Runner::OnFifoEnqueue, this));
-            m_fifo->TraceConnectWithoutContext("Dequeue",
-                                               MakeCallback(&Runner::OnFifoDequeue, this));
-            m_fifo->TraceConnectWithoutContext(
-                "DropBeforeEnqueue",
-                MakeCallback(&Runner::OnFifoDropBeforeEnqueue, this));
-            m_fifo->TraceConnectWithoutContext("DropAfterDequeue",
-                                               MakeCallback(&Runner::OnFifoDropAfterDequeue, this));
-            m_fifo->TraceConnectWithoutContext("Mark", MakeCallback(&Runner::OnFifoMark, this));
-        }
-    }
-}
-
-void
-Runner::OnFlowComplete(std::size_t index)
-{
-    FlowState& flow = m_flows[index];
-    if (flow.completed)
+    m_network.Build();
+    m_queueFacts = std::make_unique<CsvWriter>(m_outDir / "queue_facts.csv",
+                                               "time_ns,queue,band,backlog_pkts,backlog_bytes,"
+                                               "enqueued_pkts,dequeued_pkts,dropped_pkts");
+    if (!m_plan.tracePackets)
     {
         return;
     }
-    flow.completed = true;
-    // A UDP flow ends when its sender stops; it completes kUdpDrainNs later.
-    flow.endNs = m_job.flows[index].udp ? m_job.flows[index].stopNs
-                                        : Simulator::Now().GetNanoSeconds();
-    m_completed++;
-    if (m_job.stopWhenDone && m_completed == m_flows.size())
+    for (const qlab::FlowSpec& f : m_plan.flows)
     {
-        Simulator::Stop();
+        const FiveTuple t{m_plan.nodes[f.src].address, m_plan.nodes[f.dst].address, f.srcPort,
+                          f.dstPort, f.udp ? kProtoUdp : kProtoTcp};
+        m_flowByTuple.emplace(t, f.flowId);
+    }
+    m_packetFacts = std::make_unique<CsvWriter>(
+        m_outDir / "packet_facts.csv",
+        "seq,time_ns,queue,event,band,len_bytes,flow_id,sojourn_ns,reason");
+    const std::vector<qlab::Network::TracedQueue>& queues = m_network.GetTracedQueues();
+    for (std::size_t q = 0; q < queues.size(); q++)
+    {
+        if (queues[q].disc)
+        {
+            queues[q].disc->TraceConnectWithoutContext(
+                "BandEvent", MakeCallback(&Runner::OnBandEvent, this, q));
+            continue;
+        }
+        Ptr<QueueDisc> fifo = queues[q].fifo;
+        fifo->TraceConnectWithoutContext("Enqueue", MakeCallback(&Runner::OnFifoEnqueue, this, q));
+        fifo->TraceConnectWithoutContext("Dequeue", MakeCallback(&Runner::OnFifoDequeue, this, q));
+        fifo->TraceConnectWithoutContext("DropBeforeEnqueue",
+                                         MakeCallback(&Runner::OnFifoDropBeforeEnqueue, this, q));
+        fifo->TraceConnectWithoutContext("DropAfterDequeue",
+                                         MakeCallback(&Runner::OnFifoDropAfterDequeue, this, q));
+        fifo->TraceConnectWithoutContext("Mark", MakeCallback(&Runner::OnFifoMark, this, q));
     }
 }
 
 void
-Runner::SampleQueue(uint64_t k)
+Runner::Run()
+{
+    Simulator::Stop(NanoSeconds(m_plan.durationNs));
+    Simulator::Schedule(Seconds(0), &Runner::SampleQueues, this, 0);
+    Simulator::Run();
+    m_endNs = Simulator::Now().GetNanoSeconds();
+    WriteQueueSample(); // the state at the end (skipped if already sampled now)
+    m_queueFacts->Close();
+    if (m_packetFacts)
+    {
+        m_packetFacts->Close();
+    }
+}
+
+void
+Runner::SampleQueues(uint64_t k)
 {
     WriteQueueSample();
-    const int64_t next = static_cast<int64_t>(k + 1) * m_job.queueSampleIntervalNs;
-    if (next <= m_job.durationNs)
+    const int64_t next = static_cast<int64_t>(k + 1) * m_plan.queueSampleIntervalNs;
+    if (next <= m_plan.durationNs)
     {
-        Simulator::Schedule(NanoSeconds(next) - Simulator::Now(), &Runner::SampleQueue, this, k + 1);
+        Simulator::Schedule(NanoSeconds(next) - Simulator::Now(), &Runner::SampleQueues, this,
+                            k + 1);
     }
 }
 
@@ -893,246 +355,171 @@ Runner::WriteQueueSample()
         return;
     }
     m_lastSampleNs = now;
-    const std::string time = FormatSeconds(now);
-    char buf[256];
-    if (m_fifo)
+    char line[512];
+    for (const qlab::Network::TracedQueue& q : m_network.GetTracedQueues())
     {
-        const QueueDisc::Stats& s = m_fifo->GetStats();
-        std::snprintf(buf,
-                      sizeof(buf),
-                      ",0,%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",NA",
-                      m_fifo->GetNPackets(),
-                      m_fifo->GetNBytes(),
-                      s.nTotalEnqueuedPackets,
-                      s.nTotalDequeuedPackets - s.nTotalDroppedPacketsAfterDequeue,
-                      s.nTotalDroppedPackets);
-        m_queues->Line(time + buf);
-        return;
-    }
-    for (uint32_t b = 0; b < m_disc->GetNBands(); b++)
-    {
-        const QlabQueueDisc::BandCounters& c = m_disc->GetBandCounters(b);
-        std::snprintf(buf,
-                      sizeof(buf),
-                      ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",NA",
-                      b,
-                      m_disc->GetBandBacklogPkts(b),
-                      m_disc->GetBandBacklogBytes(b),
-                      c.enqueuedPkts,
-                      c.dequeuedPkts,
-                      c.droppedPkts);
-        m_queues->Line(time + buf);
+        if (q.fifo)
+        {
+            const QueueDisc::Stats& s = q.fifo->GetStats();
+            std::snprintf(line, sizeof(line),
+                          "%" PRId64 ",%s,0,%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32
+                          ",%" PRIu32,
+                          now, q.name.c_str(), q.fifo->GetNPackets(), q.fifo->GetNBytes(),
+                          s.nTotalEnqueuedPackets,
+                          s.nTotalDequeuedPackets - s.nTotalDroppedPacketsAfterDequeue,
+                          s.nTotalDroppedPackets);
+            m_queueFacts->Line(line);
+            continue;
+        }
+        for (uint32_t b = 0; b < q.disc->GetNBands(); b++)
+        {
+            const QlabQueueDisc::BandCounters& c = q.disc->GetBandCounters(b);
+            std::snprintf(line, sizeof(line),
+                          "%" PRId64 ",%s,%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64
+                          ",%" PRIu64 ",%" PRIu64,
+                          now, q.name.c_str(), b, q.disc->GetBandBacklogPkts(b),
+                          q.disc->GetBandBacklogBytes(b), c.enqueuedPkts, c.dequeuedPkts,
+                          c.droppedPkts);
+            m_queueFacts->Line(line);
+        }
     }
 }
 
 void
-Runner::OnBandEvent(Ptr<const QueueDiscItem> item,
+Runner::OnBandEvent(std::size_t queue,
+                    Ptr<const QueueDiscItem> item,
                     QlabQueueDisc::Event event,
                     uint32_t band,
                     const char* reason)
 {
-    const char* name = "enq";
-    bool sojourn = false;
     switch (event)
     {
     case QlabQueueDisc::Event::ENQUEUE:
-        name = "enq";
+        WritePacketEvent(queue, item, "enq", band, false, nullptr);
         break;
     case QlabQueueDisc::Event::DEQUEUE:
-        name = "deq";
-        sojourn = true;
+        WritePacketEvent(queue, item, "deq", band, true, nullptr);
         break;
     case QlabQueueDisc::Event::DROP_ARRIVAL:
-        name = "drop";
+        WritePacketEvent(queue, item, "drop", band, false, reason);
         break;
     case QlabQueueDisc::Event::DROP_HEAD:
-        name = "drop";
-        sojourn = true;
+        WritePacketEvent(queue, item, "drop", band, true, reason);
         break;
     case QlabQueueDisc::Event::MARK:
-        name = "mark";
+        WritePacketEvent(queue, item, "mark", band, false, nullptr);
         break;
     }
-
-    WritePacketEvent(item, name, band, sojourn, reason);
 }
 
 void
-Runner::OnFifoEnqueue(Ptr<const QueueDiscItem> item)
+Runner::OnFifoEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item)
 {
-    WritePacketEvent(item, "enq", 0, false, nullptr);
+    WritePacketEvent(queue, item, "enq", 0, false, nullptr);
 }
 
 void
-Runner::OnFifoDequeue(Ptr<const QueueDiscItem> item)
+Runner::OnFifoDequeue(std::size_t queue, Ptr<const QueueDiscItem> item)
 {
-    WritePacketEvent(item, "deq", 0, true, nullptr);
-}
-
-/// FifoQueueDisc's drop reason in the core's vocabulary.
-const char*
-FifoReason(const char* reason)
-{
-    return std::strcmp(reason, FifoQueueDisc::LIMIT_EXCEEDED_DROP) == 0
-               ? QlabQueueDisc::OVERFLOW_DROP
-               : reason;
+    WritePacketEvent(queue, item, "deq", 0, true, nullptr);
 }
 
 void
-Runner::OnFifoDropBeforeEnqueue(Ptr<const QueueDiscItem> item, const char* reason)
+Runner::OnFifoDropBeforeEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r)
 {
-    WritePacketEvent(item, "drop", 0, false, FifoReason(reason));
+    WritePacketEvent(queue, item, "drop", 0, false, FifoReason(r));
 }
 
 void
-Runner::OnFifoDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* reason)
+Runner::OnFifoDropAfterDequeue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r)
 {
-    WritePacketEvent(item, "drop", 0, true, FifoReason(reason));
+    WritePacketEvent(queue, item, "drop", 0, true, FifoReason(r));
 }
 
 void
-Runner::OnFifoMark(Ptr<const QueueDiscItem> item, const char* /* reason */)
+Runner::OnFifoMark(std::size_t queue, Ptr<const QueueDiscItem> item, const char* /* reason */)
 {
-    WritePacketEvent(item, "mark", 0, false, nullptr);
+    WritePacketEvent(queue, item, "mark", 0, false, nullptr);
 }
 
 void
-Runner::WritePacketEvent(Ptr<const QueueDiscItem> item,
-                         const char* name,
+Runner::WritePacketEvent(std::size_t queue,
+                         Ptr<const QueueDiscItem> item,
+                         const char* event,
                          uint32_t band,
                          bool sojourn,
                          const char* reason)
 {
-    const Time now = Simulator::Now();
-    std::string flow = "NA";
+    const int64_t now = Simulator::Now().GetNanoSeconds();
+    char flow[16] = "NA";
     Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
     if (ip)
     {
-        auto it = m_flowBySource.find(ip->GetHeader().GetSource().Get());
-        if (it != m_flowBySource.end())
+        auto it = m_flowByTuple.find(TupleOf(ip));
+        if (it != m_flowByTuple.end())
         {
-            flow = std::to_string(it->second);
+            std::snprintf(flow, sizeof(flow), "%" PRIu32, it->second);
         }
     }
-    const std::string sojournText =
-        sojourn ? FormatSeconds((now - item->GetTimeStamp()).GetNanoSeconds()) : "NA";
-
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%" PRIu64 ",", m_packetSeq++);
-    std::string line = buf;
-    line += FormatSeconds(now.GetNanoSeconds());
-    line += ",";
-    line += name;
-    std::snprintf(buf, sizeof(buf), ",%" PRIu32 ",%" PRIu32 ",", band, item->GetSize());
-    line += buf;
-    line += flow + "," + sojournText + "," + (reason ? CsvField(reason) : "NA");
-    m_packets->Line(line);
+    char sojournText[24] = "NA";
+    if (sojourn)
+    {
+        std::snprintf(sojournText, sizeof(sojournText), "%" PRId64,
+                      now - item->GetTimeStamp().GetNanoSeconds());
+    }
+    char line[512];
+    std::snprintf(line, sizeof(line), "%" PRIu64 ",%" PRId64 ",%s,%s,%" PRIu32 ",%" PRIu32 ",%s,%s,%s",
+                  m_packetSeq++, now, m_network.GetTracedQueues()[queue].name.c_str(), event, band,
+                  item->GetSize(), flow, sojournText, reason ? reason : "NA");
+    m_packetFacts->Line(line);
 }
 
 void
-Runner::Run()
+Runner::WriteFlowFacts()
 {
-    Simulator::Stop(NanoSeconds(m_job.durationNs));
-    Simulator::Schedule(Seconds(0), &Runner::SampleQueue, this, 0);
-    Simulator::Run();
-    m_endNs = Simulator::Now().GetNanoSeconds();
-    WriteQueueSample(); // the state at the end (skipped if already sampled now)
-    m_queues->Close();
-    if (m_packets)
-    {
-        m_packets->Close();
-    }
-}
-
-void
-Runner::WriteFlows()
-{
-    std::vector<std::size_t> order(m_flows.size());
-    for (std::size_t i = 0; i < order.size(); i++)
-    {
-        order[i] = i;
-    }
+    std::vector<std::size_t> order(m_plan.flows.size());
+    std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
-        return m_job.flows[a].flowId < m_job.flows[b].flowId;
+        return m_plan.flows[a].flowId < m_plan.flows[b].flowId;
     });
-
-    CsvWriter out(m_outDir / "flows.csv",
-                  "flow_id,app,group,cls,prec,seg_bytes,bytes_goal,bytes_delivered,start_s,end_s,"
-                  "completed,fct_s,goodput_bps,tx_packets,retx_packets,rx_packets,lost_packets,"
-                  "delay_mean_s,delay_max_s");
+    CsvWriter out(m_outDir / "flow_facts.csv",
+                  "flow_id,tx_packets,retx_packets,rx_packets,rx_bytes,first_rx_ns,last_rx_ns,"
+                  "delay_sum_ns,delay_max_ns");
     for (std::size_t i : order)
     {
-        const FlowSpec& f = m_job.flows[i];
-        const FlowState& s = m_flows[i];
-        uint64_t goal;
-        uint64_t delivered;
-        uint64_t tx;
-        uint64_t retx;
+        const qlab::FlowSpec& f = m_plan.flows[i];
+        const qlab::Network::FlowFacts facts = m_network.GetFlowFacts(i);
+        char rx[24] = "NA";
+        char times[48] = "NA,NA";
+        char delays[48] = "NA,NA";
         if (f.udp)
         {
-            goal = s.udpSender->GetScheduledPackets() * f.segBytes;
-            delivered = s.udpSink->GetRxBytes();
-            tx = s.udpSender->GetTxPackets();
-            retx = 0;
+            std::snprintf(rx, sizeof(rx), "%" PRIu64, facts.rxPackets);
+            if (facts.rxPackets)
+            {
+                std::snprintf(delays, sizeof(delays), "%" PRId64 ",%" PRId64, facts.delaySumNs,
+                              facts.delayMaxNs);
+            }
         }
-        else
+        if (facts.rxBytes)
         {
-            goal = f.bytes;
-            delivered = s.sink->GetDeliveredBytes();
-            tx = s.sender->GetTxSegments();
-            retx = s.sender->GetRetxSegments();
+            std::snprintf(times, sizeof(times), "%" PRId64 ",%" PRId64, facts.firstRxNs,
+                          facts.lastRxNs);
         }
-        const int64_t end = s.completed ? s.endNs : m_endNs;
-        const int64_t elapsed = end - f.startNs;
-        const double goodput =
-            elapsed > 0 ? 8.0 * static_cast<double>(delivered) / (static_cast<double>(elapsed) / 1e9)
-                        : 0.0;
-        char buf[256];
-        std::snprintf(buf, sizeof(buf), "%" PRIu64 ",", f.flowId);
-        std::string line = buf + CsvField(f.app) + "," + CsvField(f.group);
-        std::snprintf(buf,
-                      sizeof(buf),
-                      ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",",
-                      f.cls,
-                      f.prec,
-                      f.segBytes,
-                      goal,
-                      delivered);
-        line += buf;
-        line += FormatSeconds(f.startNs) + ",";
-        line += (s.completed ? FormatSeconds(s.endNs) : "NA") + ",";
-        line += s.completed ? "1," : "0,";
-        line += (s.completed && !f.udp ? FormatSeconds(s.endNs - f.startNs) : "NA") + ",";
-        line += FormatRate(goodput);
-        std::snprintf(buf, sizeof(buf), ",%" PRIu64 ",%" PRIu64, tx, retx);
-        line += buf;
-        if (f.udp)
-        {
-            const uint64_t rx = s.udpSink->GetRxPackets();
-            std::snprintf(buf, sizeof(buf), ",%" PRIu64 ",%" PRIu64 ",", rx, tx - rx);
-            line += buf;
-            // The mean, rounded to the nearest nanosecond.
-            line += rx ? FormatSeconds((s.udpSink->GetDelaySumNs() + static_cast<int64_t>(rx / 2)) /
-                                       static_cast<int64_t>(rx))
-                       : std::string("NA");
-            line += ",";
-            line += rx ? FormatSeconds(s.udpSink->GetDelayMaxNs()) : std::string("NA");
-        }
-        else
-        {
-            line += ",NA,NA,NA,NA";
-        }
+        char line[256];
+        std::snprintf(line, sizeof(line), "%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 ",%s,%s",
+                      f.flowId, facts.txPackets, facts.retxPackets, rx, facts.rxBytes, times,
+                      delays);
         out.Line(line);
     }
     out.Close();
 }
 
 void
-Runner::WriteRunInfo(double wallSeconds)
+Runner::WriteRunnerJson(double wallSeconds)
 {
     nlohmann::ordered_json info;
-    info["sim_end_s"] = static_cast<double>(m_endNs) / 1e9;
-    info["all_completed"] = m_completed == m_flows.size();
+    info["end_ns"] = m_endNs;
     info["versions"] = {{"ns3", QLAB_NS3_VERSION}, {"compiler", __VERSION__}};
     info["wall_time_s"] = wallSeconds;
     const std::filesystem::path path = m_outDir / "runner.json";
@@ -1147,10 +534,10 @@ Runner::WriteRunInfo(double wallSeconds)
 }
 
 [[noreturn]] void
-BadJob(const std::string& file, const std::string& message)
+BadPlan(const std::string& file, const std::string& message)
 {
     std::fprintf(stderr, "qlab-ns3-run: %s: %s\n", file.c_str(), message.c_str());
-    std::exit(kExitBadJob);
+    std::exit(kExitBadPlan);
 }
 
 } // namespace
@@ -1160,67 +547,31 @@ main(int argc, char* argv[])
 {
     if (argc != 3)
     {
-        std::fprintf(stderr, "usage: qlab-ns3-run JOB.json OUTDIR\n");
-        return kExitBadJob;
+        std::fprintf(stderr, "usage: qlab-ns3-run PLAN.json OUTDIR\n");
+        return kExitBadPlan;
     }
-    const std::string jobPath = argv[1];
+    const std::string planPath = argv[1];
     const std::filesystem::path outDir = argv[2];
 
-    std::ifstream in(jobPath);
+    std::ifstream in(planPath);
     if (!in)
     {
-        BadJob(jobPath, std::string("cannot read: ") + std::strerror(errno));
+        BadPlan(planPath, std::string("cannot read: ") + std::strerror(errno));
     }
     std::stringstream text;
     text << in.rdbuf();
-
-    Job job;
+    Plan plan;
     try
     {
-        job = ParseJob(json::parse(text.str()));
+        plan = qlab::ParsePlan(nlohmann::json::parse(text.str()));
     }
-    catch (const json::parse_error& e)
+    catch (const nlohmann::json::parse_error& e)
     {
-        BadJob(jobPath, std::string("invalid JSON: ") + e.what());
+        BadPlan(planPath, std::string("invalid JSON: ") + e.what());
     }
-    catch (const JobError& e)
+    catch (const qlab::PlanError& e)
     {
-        BadJob(jobPath, e.what());
-    }
-
-    if (!kTcpVariants.count(job.tcpVariant))
-    {
-        std::string known;
-        for (const auto& [name, type] : kTcpVariants)
-        {
-            known += (known.empty() ? "" : ", ") + name;
-        }
-        BadJob(jobPath, "tcp.variant: unknown \"" + job.tcpVariant + "\" (known: " + known + ")");
-    }
-    std::string error;
-    // ns3-fifo takes exactly droptail's parameters; FifoQueueDisc ignores cls/prec.
-    const bool ns3Fifo = job.discipline == kNs3Fifo;
-    const std::string coreDiscipline = ns3Fifo ? kNs3FifoCounterpart : job.discipline;
-    if (!qcore_find(coreDiscipline.c_str()))
-    {
-        QlabQueueDisc::ValidateConfig(job.discipline, "", &error); // lists the known names
-        BadJob(jobPath, "discipline.kind: " + error + " or the ns-3 kind " + kNs3Fifo);
-    }
-    if (!QlabQueueDisc::ValidateConfig(coreDiscipline, job.disciplineParams, &error))
-    {
-        BadJob(jobPath, "discipline.params: " + error);
-    }
-    for (std::size_t i = 0; i < job.flows.size() && !ns3Fifo; i++)
-    {
-        const FlowSpec& f = job.flows[i];
-        if (!QlabQueueDisc::ValidatePacketClass(job.discipline,
-                                                job.disciplineParams,
-                                                static_cast<uint8_t>(f.cls),
-                                                static_cast<uint8_t>(f.prec),
-                                                &error))
-        {
-            BadJob(jobPath, "flows[" + std::to_string(i) + "] (cls/prec): " + error);
-        }
+        BadPlan(planPath, e.what());
     }
 
     std::error_code ec;
@@ -1233,13 +584,13 @@ main(int argc, char* argv[])
     }
 
     const auto wallStart = std::chrono::steady_clock::now();
-    Runner runner(job, outDir);
+    Runner runner(plan, outDir);
     runner.Build();
     runner.Run();
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
-    runner.WriteFlows();
-    runner.WriteRunInfo(wall);
+    runner.WriteFlowFacts();
+    runner.WriteRunnerJson(wall);
     Simulator::Destroy();
     return 0;
 }

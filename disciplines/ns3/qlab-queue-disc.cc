@@ -13,7 +13,6 @@
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
-#include "ns3/tcp-header.h"
 #include "ns3/uinteger.h"
 
 #include <cctype>
@@ -43,6 +42,15 @@ namespace
 {
 
 constexpr uint8_t kIpProtocolTcp = 6;
+constexpr uint8_t kIpProtocolUdp = 17;
+// TCP header bytes read for the ports, the data offset and the flags.
+constexpr uint32_t kTcpHeadBytes = 14;
+constexpr uint32_t kPortBytes = 4;
+// TCP flag bits (RFC 9293), byte 13 of the header.
+constexpr uint8_t kTcpFin = 0x01;
+constexpr uint8_t kTcpSyn = 0x02;
+constexpr uint8_t kTcpRst = 0x04;
+constexpr uint8_t kTcpAck = 0x10;
 
 // Index = enum qcore_reason; entry 0 (NONE) is never a drop reason.
 const char* const kReasonNames[QCORE_REASON__COUNT] = {
@@ -61,9 +69,6 @@ NowNs()
     return static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
 }
 
-// The generic queue disc's Discipline default.
-constexpr const char* kDefaultDiscipline = "droptail";
-
 // Zeroed memory for one of the core's structs, 8-byte aligned (they hold
 // u64 members); one spare word so that even an empty struct has an address.
 std::vector<uint64_t>
@@ -77,40 +82,31 @@ CoreBuffer(uint32_t bytes)
 TypeId
 QlabQueueDisc::GetTypeId()
 {
+    // No constructor: this TypeId runs no discipline; the typed children
+    // ns3::Qlab<Name>QueueDisc do.
     static TypeId tid =
         TypeId("ns3::QlabQueueDisc")
             .SetParent<QueueDisc>()
             .SetGroupName("TrafficControl")
-            .AddConstructor<QlabQueueDisc>()
-            .AddAttribute("Discipline",
-                          "Name of the qlab core discipline (e.g. droptail, prio, ncq).",
-                          StringValue(kDefaultDiscipline),
-                          MakeStringAccessor(&QlabQueueDisc::m_discipline),
-                          MakeStringChecker())
-            .AddAttribute("Params",
-                          "Discipline parameters as name=value pairs separated by commas, "
-                          "in the core's exact syntax (qlab replay DISC --help); "
-                          "unset parameters keep the core's defaults.",
-                          StringValue(""),
-                          MakeStringAccessor(&QlabQueueDisc::m_params),
-                          MakeStringChecker())
-            .AddAttribute("Seed",
-                          "Seed of the core's random generator (SplitMix64).",
-                          UintegerValue(1),
-                          MakeUintegerAccessor(&QlabQueueDisc::m_seed),
-                          MakeUintegerChecker<uint64_t>())
             .AddTraceSource("BandEvent",
                             "A packet was enqueued in, dequeued from, dropped from or "
                             "marked in a band.",
                             MakeTraceSourceAccessor(&QlabQueueDisc::m_bandEvent),
-                            "ns3::QlabQueueDisc::BandEventTracedCallback");
+                            "ns3::QlabQueueDisc::BandEventTracedCallback")
+            .AddTraceSource("Classified",
+                            "The metadata the core was given for an arriving packet "
+                            "(length, class, precedence, flags, flow hash, time).",
+                            MakeTraceSourceAccessor(&QlabQueueDisc::m_classified),
+                            "ns3::QlabQueueDisc::ClassifiedTracedCallback");
     return tid;
 }
 
 QlabQueueDisc::QlabQueueDisc()
     : QueueDisc(QueueDiscSizePolicy::NO_LIMITS),
       m_seed(1),
-      m_rng{0}
+      m_ops(nullptr),
+      m_nbands(0),
+      m_rng{1}
 {
     NS_LOG_FUNCTION(this);
 }
@@ -124,135 +120,20 @@ void
 QlabQueueDisc::DoDispose()
 {
     NS_LOG_FUNCTION(this);
-    m_core = CoreConfig();
+    m_params.clear();
     m_vars.clear();
     m_stats.clear();
     m_counters.clear();
     QueueDisc::DoDispose();
 }
 
-bool
-QlabQueueDisc::SplitParams(const std::string& params, Assignments* out, std::string* error)
+int64_t
+QlabQueueDisc::AssignStreams(int64_t stream)
 {
-    // "name=value,name=value"; an empty string keeps every default.
-    out->clear();
-    for (std::size_t pos = 0; !params.empty();)
-    {
-        std::size_t end = params.find(',', pos);
-        if (end == std::string::npos)
-        {
-            end = params.size();
-        }
-        const std::string pair = params.substr(pos, end - pos);
-        const std::size_t eq = pair.find('=');
-        if (eq == std::string::npos || eq == 0)
-        {
-            *error = "expected name=value, got '" + pair + "'";
-            return false;
-        }
-        out->emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
-        if (end == params.size())
-        {
-            break;
-        }
-        pos = end + 1;
-    }
-    return true;
-}
-
-bool
-QlabQueueDisc::Configure(const std::string& discipline,
-                         const Assignments& params,
-                         CoreConfig* config,
-                         std::string* error)
-{
-    char err[QCORE_ERRLEN] = "";
-
-    config->ops = qcore_find(discipline.c_str());
-    if (!config->ops)
-    {
-        std::string names;
-        for (uint32_t i = 0; qcore_disciplines[i]; i++)
-        {
-            names += (i ? ", " : "") + std::string(qcore_disciplines[i]->name);
-        }
-        *error = "unknown discipline '" + discipline + "' (known: " + names + ")";
-        return false;
-    }
-    const struct qcore_disc_ops* ops = config->ops;
-    config->params = CoreBuffer(ops->params_size);
-    if (qcore_params_defaults(ops, config->params.data(), err, sizeof(err)))
-    {
-        *error = err;
-        return false;
-    }
-
-    for (const auto& [name, value] : params)
-    {
-        if (qcore_params_set(ops, config->params.data(), name.c_str(), value.c_str(), err,
-                             sizeof(err)))
-        {
-            *error = err;
-            return false;
-        }
-    }
-
-    if (ops->check_params(config->params.data(), err, sizeof(err)))
-    {
-        *error = err;
-        return false;
-    }
-    config->nbands = ops->nbands(config->params.data());
-    if (config->nbands == 0 || config->nbands > QCORE_MAX_BANDS)
-    {
-        *error = "discipline '" + discipline + "' reports " + std::to_string(config->nbands) +
-                 " bands (must be 1.." + std::to_string(QCORE_MAX_BANDS) + ")";
-        return false;
-    }
-    return true;
-}
-
-bool
-QlabQueueDisc::ValidateConfig(const std::string& discipline,
-                              const std::string& params,
-                              std::string* error)
-{
-    Assignments assignments;
-    CoreConfig config;
-    return SplitParams(params, &assignments, error) &&
-           Configure(discipline, assignments, &config, error);
-}
-
-bool
-QlabQueueDisc::ValidatePacketClass(const std::string& discipline,
-                                   const std::string& params,
-                                   uint8_t cls,
-                                   uint8_t prec,
-                                   std::string* error)
-{
-    Assignments assignments;
-    CoreConfig config;
-    if (!SplitParams(params, &assignments, error) ||
-        !Configure(discipline, assignments, &config, error))
-    {
-        return false;
-    }
-    if (!config.ops->check_pkt)
-    {
-        return true;
-    }
-    struct qcore_pkt pkt;
-    std::memset(&pkt, 0, sizeof(pkt));
-    pkt.len = 40;
-    pkt.cls = cls;
-    pkt.prec = prec;
-    char err[QCORE_ERRLEN] = "";
-    if (config.ops->check_pkt(config.params.data(), &pkt, err, sizeof(err)))
-    {
-        *error = err;
-        return false;
-    }
-    return true;
+    NS_LOG_FUNCTION(this << stream);
+    m_seed = static_cast<uint64_t>(stream);
+    qcore_rng_seed(&m_rng, m_seed);
+    return 1;
 }
 
 const char*
@@ -296,69 +177,58 @@ QlabQueueDisc::CheckConfig()
 
     // A bad configuration is the user's mistake: stop with its message
     // (CheckConfig's return value is only asserted, and asserts are off in
-    // optimized ns-3 builds).
-    std::string error;
-    Assignments assignments;
-    const struct qcore_disc_ops* typed = TypedDiscipline(GetInstanceTypeId());
-    if (typed)
+    // optimized ns-3 builds).  The TypeId fixes the discipline; the
+    // attributes give every parameter.
+    const std::string tidName = GetInstanceTypeId().GetName();
+    const struct qcore_disc_ops* ops = TypedDiscipline(GetInstanceTypeId());
+    if (!ops)
     {
-        // The TypeId fixes the discipline; the attributes give every parameter.
-        const std::string tidName = GetInstanceTypeId().GetName();
-        if (!m_params.empty())
+        NS_FATAL_ERROR(tidName << " runs no discipline: create a typed queue disc, "
+                                  "ns3::Qlab<Name>QueueDisc (e.g. "
+                               << TypedTypeIdName("ncq") << ")");
+    }
+    std::vector<struct qcore_param_value> values;
+    for (uint32_t i = 0; i < ops->nparams; i++)
+    {
+        NS_ABORT_MSG_IF(i >= m_paramAttributes.size() || !m_paramAttributes[i].set,
+                        tidName << ": attribute " << AttributeName(ops->params[i].name)
+                                << " was never set");
+        values.push_back(m_paramAttributes[i].value);
+        values.back().index = i;
+    }
+    m_params = CoreBuffer(ops->params_size);
+    char err[QCORE_ERRLEN] = "";
+    if (qcore_configure(ops, m_params.data(), values.data(), static_cast<uint32_t>(values.size()),
+                        &m_nbands, err, sizeof(err)))
+    {
+        // The core's message names core parameters; add their attribute names.
+        const std::string error = err;
+        std::string names;
+        for (uint32_t i = 0; i < ops->nparams; i++)
         {
-            NS_FATAL_ERROR(tidName << ": Params is for ns3::QlabQueueDisc; set this queue "
-                                      "disc's parameters through its attributes, got Params="
-                                   << m_params);
-        }
-        if (m_discipline != kDefaultDiscipline && m_discipline != typed->name)
-        {
-            NS_FATAL_ERROR(tidName << " runs " << typed->name << "; Discipline=" << m_discipline
-                                   << " cannot change it");
-        }
-        m_discipline = typed->name;
-        for (uint32_t i = 0; i < typed->nparams; i++)
-        {
-            NS_ABORT_MSG_IF(i >= m_paramValues.size() || m_paramValues[i].empty(),
-                            tidName << ": attribute " << AttributeName(typed->params[i].name)
-                                    << " was never set");
-            assignments.emplace_back(typed->params[i].name, m_paramValues[i]);
-        }
-        if (!Configure(m_discipline, assignments, &m_core, &error))
-        {
-            // The core's message names core parameters; add their attribute names.
-            std::string names;
-            for (uint32_t i = 0; i < typed->nparams; i++)
+            const std::string core = ops->params[i].name;
+            for (std::size_t at = error.find(core); at != std::string::npos;
+                 at = error.find(core, at + 1))
             {
-                const std::string core = typed->params[i].name;
-                for (std::size_t at = error.find(core); at != std::string::npos;
-                     at = error.find(core, at + 1))
+                const std::size_t end = at + core.size();
+                const bool word =
+                    (at == 0 || !(std::isalnum(error[at - 1]) || error[at - 1] == '_')) &&
+                    (end == error.size() || !(std::isalnum(error[end]) || error[end] == '_'));
+                if (word)
                 {
-                    const std::size_t end = at + core.size();
-                    const bool word = (at == 0 || !(std::isalnum(error[at - 1]) ||
-                                                    error[at - 1] == '_')) &&
-                                      (end == error.size() ||
-                                       !(std::isalnum(error[end]) || error[end] == '_'));
-                    if (word)
-                    {
-                        names += (names.empty() ? "" : ", ") + core + " = " + AttributeName(core);
-                        break;
-                    }
+                    names += (names.empty() ? "" : ", ") + core + " = " + AttributeName(core);
+                    break;
                 }
             }
-            NS_FATAL_ERROR(tidName << ": " << error
-                                   << (names.empty() ? "" : " (attributes: " + names + ")"));
         }
+        NS_FATAL_ERROR(tidName << ": " << error
+                               << (names.empty() ? "" : " (attributes: " + names + ")"));
     }
-    else if (!SplitParams(m_params, &assignments, &error) ||
-             !Configure(m_discipline, assignments, &m_core, &error))
-    {
-        NS_FATAL_ERROR("QlabQueueDisc (Discipline=" << m_discipline << ", Params=" << m_params
-                                                    << "): " << error);
-    }
+    m_ops = ops;
 
     // One FIFO per band.  The core enforces every limit, so the internal
     // queues must never drop: their limit is the largest a QueueSize holds.
-    for (uint32_t b = 0; b < m_core.nbands; b++)
+    for (uint32_t b = 0; b < m_nbands; b++)
     {
         AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
             "MaxSize",
@@ -372,12 +242,11 @@ void
 QlabQueueDisc::InitializeParams()
 {
     NS_LOG_FUNCTION(this);
-    const struct qcore_disc_ops* ops = m_core.ops;
-    m_vars = CoreBuffer(ops->vars_size);
-    m_stats = CoreBuffer(ops->stats_size); // counters start at zero
-    ops->reset(m_core.params.data(), m_vars.data());
+    m_vars = CoreBuffer(m_ops->vars_size);
+    m_stats = CoreBuffer(m_ops->stats_size); // counters start at zero
+    m_ops->reset(m_params.data(), m_vars.data());
     qcore_rng_seed(&m_rng, m_seed);
-    m_counters.assign(m_core.nbands, BandCounters());
+    m_counters.assign(m_nbands, BandCounters());
 }
 
 Ptr<QueueDisc::InternalQueue>
@@ -389,20 +258,20 @@ QlabQueueDisc::BandQueue(uint32_t band) const
 uint32_t
 QlabQueueDisc::GetNBands() const
 {
-    return m_core.nbands;
+    return m_nbands;
 }
 
 uint32_t
 QlabQueueDisc::GetBandBacklogPkts(uint32_t band) const
 {
-    NS_ASSERT(band < m_core.nbands);
+    NS_ASSERT(band < m_nbands);
     return BandQueue(band)->GetNPackets();
 }
 
 uint64_t
 QlabQueueDisc::GetBandBacklogBytes(uint32_t band) const
 {
-    NS_ASSERT(band < m_core.nbands);
+    NS_ASSERT(band < m_nbands);
     return BandQueue(band)->GetNBytes();
 }
 
@@ -417,7 +286,7 @@ void
 QlabQueueDisc::FillBandViews(struct qcore_band_view* views) const
 {
     std::memset(views, 0, sizeof(struct qcore_band_view) * QCORE_MAX_BANDS);
-    for (uint32_t b = 0; b < m_core.nbands; b++)
+    for (uint32_t b = 0; b < m_nbands; b++)
     {
         Ptr<InternalQueue> q = BandQueue(b);
         views[b].backlog_pkts = q->GetNPackets();
@@ -431,37 +300,55 @@ QlabQueueDisc::FillBandViews(struct qcore_band_view* views) const
     }
 }
 
+bool
+QlabQueueDisc::NeedsFlowHash() const
+{
+    return m_ops && !(m_ops->ignores & QCORE_IGNORES_FLOW_HASH);
+}
+
 void
 QlabQueueDisc::Classify(Ptr<const QueueDiscItem> item, struct qcore_pkt* pkt) const
 {
-    pkt->flow_hash = item->Hash(0);
     Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
     if (!ip)
     {
         return;
     }
     const Ipv4Header& header = ip->GetHeader();
-    const uint8_t tos = header.GetTos();
-    pkt->cls = tos >> 5;
-    pkt->prec = (tos >> 3) & 3;
+    qcore_pkt_set_tos(pkt, header.GetTos());
 
-    if (header.GetProtocol() != kIpProtocolTcp || header.GetFragmentOffset() != 0)
+    // The transport header's first bytes, as serialized in the packet: the
+    // ports (TCP and UDP), then TCP's data offset and flags.
+    const uint8_t proto = header.GetProtocol();
+    uint16_t sport = 0;
+    uint16_t dport = 0;
+    if (header.GetFragmentOffset() == 0 && (proto == kIpProtocolTcp || proto == kIpProtocolUdp))
     {
-        return;
+        Ptr<const Packet> segment = ip->GetPacket();
+        const uint32_t size = segment->GetSize();
+        uint8_t head[kTcpHeadBytes];
+        const uint32_t want = proto == kIpProtocolTcp ? kTcpHeadBytes : kPortBytes;
+        if (size >= want && segment->CopyData(head, want) == want)
+        {
+            sport = static_cast<uint16_t>(head[0] << 8 | head[1]);
+            dport = static_cast<uint16_t>(head[2] << 8 | head[3]);
+            if (proto == kIpProtocolTcp)
+            {
+                const uint32_t headerBytes = (head[12] >> 4) * 4u;
+                const uint8_t flags = head[13];
+                if (size <= headerBytes && (flags & kTcpAck) &&
+                    !(flags & (kTcpSyn | kTcpFin | kTcpRst)))
+                {
+                    pkt->flags |= QCORE_PKT_PURE_ACK;
+                }
+            }
+        }
     }
-    Ptr<Packet> segment = ip->GetPacket();
-    if (segment->GetSize() < 20)
+    if (NeedsFlowHash())
     {
-        return;
-    }
-    TcpHeader tcp;
-    segment->PeekHeader(tcp);
-    const uint8_t flags = tcp.GetFlags();
-    const bool payload = segment->GetSize() > tcp.GetSerializedSize();
-    if (!payload && (flags & TcpHeader::ACK) &&
-        !(flags & (TcpHeader::SYN | TcpHeader::FIN | TcpHeader::RST)))
-    {
-        pkt->flags |= QCORE_PKT_PURE_ACK;
+        pkt->flow_hash =
+            qcore_flow_hash(header.GetSource().Get(), header.GetDestination().Get(), sport, dport,
+                            proto);
     }
 }
 
@@ -469,7 +356,7 @@ bool
 QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 {
     NS_LOG_FUNCTION(this << item);
-    const struct qcore_disc_ops* ops = m_core.ops;
+    const struct qcore_disc_ops* ops = m_ops;
     const uint64_t now = NowNs();
 
     struct qcore_pkt pkt;
@@ -480,21 +367,23 @@ QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     if (ops->check_pkt)
     {
         char err[QCORE_ERRLEN] = "";
-        if (ops->check_pkt(m_core.params.data(), &pkt, err, sizeof(err)))
+        if (ops->check_pkt(m_params.data(), &pkt, err, sizeof(err)))
         {
-            NS_FATAL_ERROR("QlabQueueDisc (" << m_discipline << "): packet cls="
-                                             << unsigned(pkt.cls) << " prec=" << unsigned(pkt.prec)
-                                             << " rejected: " << err);
+            NS_FATAL_ERROR(GetInstanceTypeId().GetName()
+                           << ": packet cls=" << unsigned(pkt.cls) << " prec=" << unsigned(pkt.prec)
+                           << " rejected: " << err);
         }
     }
+    m_classified(item, &pkt);
 
     struct qcore_band_view views[QCORE_MAX_BANDS];
     FillBandViews(views);
-    const struct qcore_decision d =
-        ops->enqueue(m_core.params.data(), m_vars.data(), m_stats.data(), &pkt, views, &m_rng);
-    NS_ABORT_MSG_IF(d.band >= m_core.nbands,
+    const struct qcore_decision d = qcore_mark_fallback(
+        ops->enqueue(m_params.data(), m_vars.data(), m_stats.data(), &pkt, views, &m_rng),
+        &pkt);
+    NS_ABORT_MSG_IF(d.band >= m_nbands,
                     "QlabQueueDisc: the core chose band " << unsigned(d.band) << " of "
-                                                          << m_core.nbands);
+                                                          << m_nbands);
 
     switch (d.verdict)
     {
@@ -507,14 +396,9 @@ QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
         return false;
     }
     case QCORE_MARK:
-        if (!Mark(item, ECN_MARK))
-        {
-            m_counters[d.band].droppedPkts++;
-            m_counters[d.band].droppedByReason[QCORE_REASON_AQM]++;
-            m_bandEvent(item, Event::DROP_ARRIVAL, d.band, AQM_DROP);
-            DropBeforeEnqueue(item, AQM_DROP);
-            return false;
-        }
+        // After qcore_mark_fallback the packet is ECN-capable: the mark must take.
+        NS_ABORT_MSG_UNLESS(Mark(item, ECN_MARK),
+                            "QlabQueueDisc: an ECN-capable packet could not be marked");
         m_counters[d.band].markedPkts++;
         m_bandEvent(item, Event::MARK, d.band, nullptr);
         break;
@@ -541,8 +425,9 @@ Ptr<QueueDiscItem>
 QlabQueueDisc::DoDequeue()
 {
     NS_LOG_FUNCTION(this);
-    const struct qcore_disc_ops* ops = m_core.ops;
+    const struct qcore_disc_ops* ops = m_ops;
     const uint64_t now = NowNs();
+    const bool report = !(ops->ignores & QCORE_IGNORES_DEQUEUED);
     struct qcore_band_view views[QCORE_MAX_BANDS];
 
     // Every DROP_HEAD removes a packet, so backlog + 1 rounds always end
@@ -551,21 +436,24 @@ QlabQueueDisc::DoDequeue()
     for (uint32_t i = 0; i < rounds; i++)
     {
         FillBandViews(views);
-        const struct qcore_deq d = ops->dequeue(m_core.params.data(), m_vars.data(), views, now);
+        const struct qcore_deq d = ops->dequeue(m_params.data(), m_vars.data(), views, now);
         if (d.action == QCORE_DEQ_EMPTY)
         {
             return nullptr;
         }
         NS_ABORT_MSG_IF(d.action != QCORE_DEQ_SERVE && d.action != QCORE_DEQ_DROP_HEAD,
                         "QlabQueueDisc: the core returned dequeue action " << unsigned(d.action));
-        NS_ABORT_MSG_IF(d.band >= m_core.nbands || views[d.band].backlog_pkts == 0,
+        NS_ABORT_MSG_IF(d.band >= m_nbands || views[d.band].backlog_pkts == 0,
                         "QlabQueueDisc: the core chose empty or missing band "
                             << unsigned(d.band));
 
         Ptr<QueueDiscItem> item = BandQueue(d.band)->Dequeue();
-        FillBandViews(views);
-        ops->dequeued(m_core.params.data(), m_vars.data(), m_stats.data(), d.band,
-                      item->GetSize(), now, views);
+        if (report)
+        {
+            FillBandViews(views);
+            ops->dequeued(m_params.data(), m_vars.data(), m_stats.data(), d.band,
+                          item->GetSize(), now, views);
+        }
         if (d.action == QCORE_DEQ_SERVE)
         {
             m_counters[d.band].dequeuedPkts++;
@@ -594,14 +482,14 @@ QlabQueueDisc::GetReasonName(uint32_t reason)
 std::string
 QlabQueueDisc::GetDisciplineName() const
 {
-    return m_core.ops ? std::string(m_core.ops->name) : m_discipline;
+    return m_ops ? std::string(m_ops->name) : std::string();
 }
 
 void
 QlabQueueDisc::PrintStats(std::ostream& os)
 {
     os << GetInstanceTypeId().GetName() << " (" << GetDisciplineName() << ", "
-       << m_core.nbands << " bands)" << std::endl;
+       << m_nbands << " bands)" << std::endl;
     GetStats().Print(os);
     os << std::endl;
     for (uint32_t b = 0; b < m_counters.size(); b++)
@@ -725,11 +613,8 @@ Form(const struct qcore_param_desc* d)
 class CoreParamChecker : public StringChecker
 {
   public:
-    CoreParamChecker(const struct qcore_disc_ops* ops,
-                     const struct qcore_param_desc* desc,
-                     std::string where)
-        : m_ops(ops),
-          m_desc(desc),
+    CoreParamChecker(const struct qcore_param_desc* desc, std::string where)
+        : m_desc(desc),
           m_where(std::move(where))
     {
     }
@@ -741,10 +626,9 @@ class CoreParamChecker : public StringChecker
         {
             return false;
         }
-        std::vector<uint64_t> scratch = CoreBuffer(m_ops->params_size);
+        struct qcore_param_value parsed = {};
         char err[QCORE_ERRLEN] = "";
-        if (qcore_params_set(m_ops, scratch.data(), m_desc->name, v->Get().c_str(), err,
-                             sizeof(err)) == 0)
+        if (qcore_param_parse(m_desc, v->Get().c_str(), &parsed, err, sizeof(err)) == 0)
         {
             return true;
         }
@@ -795,7 +679,6 @@ class CoreParamChecker : public StringChecker
     }
 
   private:
-    const struct qcore_disc_ops* m_ops;
     const struct qcore_param_desc* m_desc;
     std::string m_where; //!< "ns3::QlabNcqQueueDisc::Thresh"
     mutable std::string m_repeat; //!< the value just refused, not to print twice
@@ -804,15 +687,18 @@ class CoreParamChecker : public StringChecker
 } // namespace
 
 /**
- * Accessor of a generated attribute: keeps the value as text in the core's
- * syntax (what qcore_params_set takes) in QlabQueueDisc::m_paramValues.
+ * Accessor of a generated attribute: keeps the typed value qcore_configure()
+ * takes (struct qcore_param_value) in QlabQueueDisc::m_paramAttributes.
+ * Integers and booleans arrive typed; the string kinds (PPM, ENUM, U32_LIST)
+ * go through the core's parser, which their checker has already run, and
+ * keep their text for GetAttribute.
  */
 class QlabQueueDisc::ParamAccessor : public AttributeAccessor
 {
   public:
-    ParamAccessor(uint32_t index, enum qcore_param_kind kind)
+    ParamAccessor(uint32_t index, const struct qcore_param_desc* desc)
         : m_index(index),
-          m_kind(kind)
+          m_desc(desc)
     {
     }
 
@@ -823,50 +709,69 @@ class QlabQueueDisc::ParamAccessor : public AttributeAccessor
         {
             return false;
         }
-        std::string text;
-        if (const UintegerValue* u = dynamic_cast<const UintegerValue*>(&value))
+        ParamAttribute attribute;
+        attribute.set = true;
+        attribute.value.index = m_index;
+        switch (m_desc->kind)
         {
-            text = std::to_string(u->Get());
+        case QCORE_PARAM_U32:
+        case QCORE_PARAM_U64: {
+            const UintegerValue* u = dynamic_cast<const UintegerValue*>(&value);
+            if (!u)
+            {
+                return false;
+            }
+            attribute.value.value = u->Get();
+            break;
         }
-        else if (const BooleanValue* b = dynamic_cast<const BooleanValue*>(&value))
+        case QCORE_PARAM_BOOL: {
+            const BooleanValue* b = dynamic_cast<const BooleanValue*>(&value);
+            if (!b)
+            {
+                return false;
+            }
+            attribute.value.value = b->Get() ? 1 : 0;
+            break;
+        }
+        default: {
+            const StringValue* str = dynamic_cast<const StringValue*>(&value);
+            char err[QCORE_ERRLEN] = "";
+            if (!str || qcore_param_parse(m_desc, str->Get().c_str(), &attribute.value, err,
+                                          sizeof(err)))
+            {
+                return false;
+            }
+            attribute.text = str->Get();
+            break;
+        }
+        }
+        if (disc->m_paramAttributes.size() <= m_index)
         {
-            text = b->Get() ? "1" : "0";
+            disc->m_paramAttributes.resize(m_index + 1);
         }
-        else if (const StringValue* str = dynamic_cast<const StringValue*>(&value))
-        {
-            text = str->Get();
-        }
-        else
-        {
-            return false;
-        }
-        if (disc->m_paramValues.size() <= m_index)
-        {
-            disc->m_paramValues.resize(m_index + 1);
-        }
-        disc->m_paramValues[m_index] = text;
+        disc->m_paramAttributes[m_index] = attribute;
         return true;
     }
 
     bool Get(const ObjectBase* object, AttributeValue& value) const override
     {
         const QlabQueueDisc* disc = dynamic_cast<const QlabQueueDisc*>(object);
-        if (!disc || m_index >= disc->m_paramValues.size())
+        if (!disc || m_index >= disc->m_paramAttributes.size() ||
+            !disc->m_paramAttributes[m_index].set)
         {
             return false;
         }
-        const std::string& text = disc->m_paramValues[m_index];
-        switch (m_kind)
+        const ParamAttribute& attribute = disc->m_paramAttributes[m_index];
+        switch (m_desc->kind)
         {
         case QCORE_PARAM_U32:
         case QCORE_PARAM_U64: {
             UintegerValue* u = dynamic_cast<UintegerValue*>(&value);
-            uint64_t v;
-            if (!u || !ParseDecimal(text.c_str(), &v))
+            if (!u)
             {
                 return false;
             }
-            u->Set(v);
+            u->Set(attribute.value.value);
             return true;
         }
         case QCORE_PARAM_BOOL: {
@@ -875,7 +780,7 @@ class QlabQueueDisc::ParamAccessor : public AttributeAccessor
             {
                 return false;
             }
-            b->Set(text == "1");
+            b->Set(attribute.value.value != 0);
             return true;
         }
         default: {
@@ -884,7 +789,7 @@ class QlabQueueDisc::ParamAccessor : public AttributeAccessor
             {
                 return false;
             }
-            str->Set(text);
+            str->Set(attribute.text);
             return true;
         }
         }
@@ -901,8 +806,8 @@ class QlabQueueDisc::ParamAccessor : public AttributeAccessor
     }
 
   private:
-    uint32_t m_index;           //!< index in the discipline's parameter table
-    enum qcore_param_kind m_kind; //!< the parameter's kind
+    uint32_t m_index;                     //!< index in the discipline's parameter table
+    const struct qcore_param_desc* m_desc; //!< the parameter's table entry
 };
 
 std::string
@@ -979,7 +884,7 @@ QlabQueueDisc::MakeTypedTypeId(const struct qcore_disc_ops* ops)
         const std::string attr = AttributeName(d->name);
         const std::string help = std::string(d->help) + " [" + d->unit + "; " + Form(d) +
                                  "; default " + d->dflt + "; core parameter " + d->name + "]";
-        Ptr<const AttributeAccessor> accessor = Create<ParamAccessor>(i, d->kind);
+        Ptr<const AttributeAccessor> accessor = Create<ParamAccessor>(i, d);
         switch (d->kind)
         {
         case QCORE_PARAM_U32:
@@ -1010,7 +915,7 @@ QlabQueueDisc::MakeTypedTypeId(const struct qcore_disc_ops* ops)
                              help,
                              StringValue(d->dflt),
                              accessor,
-                             Create<CoreParamChecker>(ops, d, name + "::" + attr));
+                             Create<CoreParamChecker>(d, name + "::" + attr));
             break;
         default:
             NS_FATAL_ERROR(name << ": parameter " << d->name << " has unknown kind "

@@ -2,60 +2,74 @@
 /*
  * qlab-queue-disc.h - ns-3 adapter for the qlab discipline core (qcore).
  *
- * QlabQueueDisc is generic over every discipline in the core's registry
- * (disciplines/core/qcore.c): the core decides, this queue disc moves the
- * packets.  It holds one DropTailQueue<QueueDiscItem> per band, with a
- * limit far above any backlog, because buffer limits are the core's
+ * One queue disc per discipline of the core's registry
+ * (disciplines/core/qcore.c), ns3::Qlab<Name>QueueDisc, generated from the
+ * discipline's parameter table (below): the core decides, the queue disc
+ * moves the packets.  It holds one DropTailQueue<QueueDiscItem> per band,
+ * with a limit far above any backlog, because buffer limits are the core's
  * decision (an overflow drop with reason "overflow").
  *
- * What the core sees of an ns-3 packet (struct qcore_pkt):
+ * What the core sees of an ns-3 packet (struct qcore_pkt), computed with
+ * the core's own helpers so every backend feeds it the same inputs:
  *   len        item->GetSize(): for an Ipv4QueueDiscItem the IP total length
  *              (header included, no L2 framing).
- *   flow_hash  item->Hash(0) (ns-3's 5-tuple hash for IPv4).
- *   cls        the DSCP class selector, ToS bits 7..5: cls = tos >> 5 (0..7).
- *   prec       the AF drop-precedence bits, ToS bits 4..3: prec = (tos >> 3) & 3.
- *              Flows whose ToS is 0 (the default) have cls = prec = 0.
- *   flags      QCORE_PKT_PURE_ACK for a TCP segment with the ACK flag, no
- *              SYN/FIN/RST and no payload.
+ *   cls, prec, QCORE_PKT_ECT
+ *              qcore_pkt_set_tos() of the IPv4 ToS byte: cls = tos >> 5
+ *              (DSCP class selector), prec = (tos >> 3) & 3 (AF drop
+ *              precedence), ECT when the ECN field is not Not-ECT.
+ *   flow_hash  qcore_flow_hash(source, destination, source port, destination
+ *              port, protocol) in host byte order, the ports read from the
+ *              first four bytes of a TCP or UDP header (0 for other
+ *              protocols and non-first fragments); 0 without computing it
+ *              when the discipline declares QCORE_IGNORES_FLOW_HASH.
+ *   QCORE_PKT_PURE_ACK
+ *              a TCP segment with the ACK flag, no SYN/FIN/RST and no payload
+ *              (data offset and flags read from the header's bytes 12-13).
  *   now_ns     Simulator::Now() in nanoseconds.
- * Packets that are not IPv4 get cls = prec = flags = 0.  The mapping is the
- * protected virtual Classify(); a subclass can replace it (the golden-vector
- * harness qlab-ns3-golden reads cls/prec/flow from a packet tag).
+ * Packets that are not IPv4 get cls = prec = flags = flow_hash = 0.  The
+ * mapping is the protected virtual Classify(); a subclass can replace it
+ * (the golden-vector harness qlab-ns3-golden reads cls/prec/flow from a
+ * packet tag).  The "Classified" trace source reports, for each arrival,
+ * the metadata the core was given.
  *
- * Verdicts: QUEUE enqueues in the band; DROP calls DropBeforeEnqueue with the
- * core's reason name (the constants below); MARK calls Mark() and queues, and
- * a packet that cannot carry a CE mark (not ECN-capable) is dropped with
- * AQM_DROP instead, as ns-3's RED and Linux's sch_red do.  On dequeue the
- * core answers SERVE (send the head of a band), DROP_HEAD (DropAfterDequeue
- * with the reason, then ask again) or EMPTY; after every removal the core is
- * told through its dequeued() hook.
+ * Verdicts: the enqueue decision first goes through qcore_mark_fallback()
+ * (a MARK for a packet that is not ECN-capable becomes an AQM drop, as in
+ * every backend).  QUEUE enqueues in the band; DROP calls DropBeforeEnqueue
+ * with the core's reason name (the constants below); MARK calls Mark() and
+ * queues.  On dequeue the core answers SERVE (send the head of a band),
+ * DROP_HEAD (DropAfterDequeue with the reason, then ask again) or EMPTY;
+ * after every removal the core is told through its dequeued() hook (skipped
+ * for disciplines that declare QCORE_IGNORES_DEQUEUED).
  *
- * Randomness comes only from the core's generator (struct qcore_rng), seeded
- * from the Seed attribute (the runner sets it from the job's seed); the queue
- * disc uses no ns-3 random stream.
+ * Randomness comes only from the core's generator (struct qcore_rng): its
+ * seed is the stream given to AssignStreams(stream) (seed = (uint64_t)
+ * stream; qlab-ns3-run passes each queue's plan seed), 1 when never
+ * assigned.  The queue disc uses no ns-3 random stream.
  *
  * Peek() is not overridden: QueueDisc::DoPeek dequeues and holds the packet,
  * so the core counts a peeked packet as sent at peek time.  ns-3's transmit
  * path never peeks at a root queue disc.
  *
- * Typed queue discs.  Besides the generic ns3::QlabQueueDisc (Discipline +
- * Params string), one TypeId per discipline of the core's registry,
+ * Typed queue discs.  One TypeId per discipline of the core's registry,
  * ns3::Qlab<Name>QueueDisc (ns3::QlabNcqQueueDisc, ...), is generated at
  * static initialisation from the discipline's qcore_param_desc table: a child
  * of ns3::QlabQueueDisc whose objects are QlabQueueDisc instances (the
  * TypeId, set by ObjectFactory, selects the discipline) and whose attributes
  * are the core's parameters, one each, named by AttributeName()
- * (size_bytes -> SizeBytes), with the core's default, help and unit:
+ * (size_bytes -> SizeBytes), with the core's default, help and unit, holding
+ * the typed value (struct qcore_param_value) qcore_configure() takes:
  *   U32, U64   UintegerValue, MakeUintegerChecker(min, max) from the table;
  *   BOOL       BooleanValue;
  *   PPM, ENUM, U32_LIST
- *              StringValue in the core's syntax, checked by the core's own
- *              parser (qcore_params_set), whose message is printed when a
- *              value is refused.
- * Cross-parameter rules (the core's check_params) are checked at CheckConfig
- * (NS_FATAL_ERROR with the core's message).  A typed queue disc inherits
- * Discipline and Params but does not use them: CheckConfig refuses a
- * non-empty Params or a Discipline other than the default or its own.
+ *              StringValue in the core's syntax (exact decimal, choice name,
+ *              "a:b:c"), checked and converted by the core's one parser
+ *              (qcore_param_parse), whose message is printed when a value is
+ *              refused.
+ * The configure sequence (defaults, values, the core's check_params, band
+ * count) is qcore_configure(), run at CheckConfig (NS_FATAL_ERROR with the
+ * core's message and the attribute names it concerns).  ns3::QlabQueueDisc
+ * itself runs no discipline and has no constructor in its TypeId: create a
+ * typed one (ObjectFactory, TrafficControlHelper).
  */
 #ifndef QLAB_QUEUE_DISC_H
 #define QLAB_QUEUE_DISC_H
@@ -114,6 +128,13 @@ class QlabQueueDisc : public QueueDisc
                                             uint32_t band,
                                             const char* reason);
 
+    /**
+     * Signature of the "Classified" trace source: an arriving packet and the
+     * metadata the core is given for it (before its enqueue decision).
+     */
+    typedef void (*ClassifiedTracedCallback)(Ptr<const QueueDiscItem> item,
+                                             const struct qcore_pkt* pkt);
+
     /// Number of drop reasons, including the unused index 0 (QCORE_REASON_NONE).
     static constexpr uint32_t N_REASONS = QCORE_REASON__COUNT;
 
@@ -166,27 +187,14 @@ class QlabQueueDisc : public QueueDisc
     void PrintStats(std::ostream& os);
 
     /**
-     * Check a discipline name and a parameter string exactly as CheckConfig
-     * will, without creating a queue disc.
-     * \param discipline the core discipline's name, e.g. "ncq"
-     * \param params "name=value,name=value" in the core's parameter syntax
-     * \param error set to a one-line message naming the offending parameter
-     * \return true when the configuration is valid
+     * Seed the core's generator: seed = (uint64_t) stream (ns-3's way of
+     * giving a model its randomness; qlab-ns3-run passes each queue's plan
+     * seed).  May be called before or after initialization, before the
+     * first packet.
+     * \param stream the seed, as ns-3's stream number
+     * \return 1, the number of streams used
      */
-    static bool ValidateConfig(const std::string& discipline,
-                               const std::string& params,
-                               std::string* error);
-
-    /**
-     * Check the packet metadata a flow will produce against the discipline's
-     * classifier (ops->check_pkt), e.g. a cls the discipline has no band for.
-     * \return true when every packet with this cls/prec is accepted
-     */
-    static bool ValidatePacketClass(const std::string& discipline,
-                                    const std::string& params,
-                                    uint8_t cls,
-                                    uint8_t prec,
-                                    std::string* error);
+    int64_t AssignStreams(int64_t stream);
 
     /// \return the number of bands (valid after initialization)
     uint32_t GetNBands() const;
@@ -204,15 +212,19 @@ class QlabQueueDisc : public QueueDisc
      * Fill the packet metadata the core sees (flow_hash, cls, prec, flags) for
      * an arriving packet; len and now_ns are already set and everything else
      * is zero.  The default is the mapping documented at the top of this file
-     * (ToS byte, item->Hash(0), pure-ACK detection).  Subclasses may override
-     * it, e.g. a test harness that carries the metadata in a packet tag.
+     * (qcore_pkt_set_tos, qcore_flow_hash, pure-ACK detection).  Subclasses
+     * may override it, e.g. a test harness that carries the metadata in a
+     * packet tag.
      * \param item the arriving packet
      * \param pkt the core's view of it
      */
     virtual void Classify(Ptr<const QueueDiscItem> item, struct qcore_pkt* pkt) const;
 
+    /// \return whether the discipline reads qcore_pkt.flow_hash (valid after initialization)
+    bool NeedsFlowHash() const;
+
   private:
-    class ParamAccessor; // stores a typed attribute in m_paramValues
+    class ParamAccessor; // stores a typed attribute in m_paramAttributes
 
     /// The generated typed TypeIds and the disciplines they run (built on first call).
     static const std::vector<std::pair<TypeId, const struct qcore_disc_ops*>>& TypedTypeIds();
@@ -226,37 +238,28 @@ class QlabQueueDisc : public QueueDisc
     bool CheckConfig() override;
     void InitializeParams() override;
 
-    /// The core's memory for one discipline instance (8-byte aligned).
-    struct CoreConfig
-    {
-        const struct qcore_disc_ops* ops = nullptr;
-        std::vector<uint64_t> params;
-        uint32_t nbands = 0;
-    };
-
-    /// One "name=value" assignment in the core's syntax.
-    typedef std::vector<std::pair<std::string, std::string>> Assignments;
-
-    static bool SplitParams(const std::string& params, Assignments* out, std::string* error);
-    static bool Configure(const std::string& discipline,
-                          const Assignments& params,
-                          CoreConfig* config,
-                          std::string* error);
     static const char* ReasonName(uint8_t reason);
 
     void FillBandViews(struct qcore_band_view* views) const;
     Ptr<InternalQueue> BandQueue(uint32_t band) const;
 
-    // Attributes
-    std::string m_discipline; //!< core discipline name
-    std::string m_params;     //!< "name=value,..." for the core's parser
-    uint64_t m_seed;          //!< seed of the core's generator
-    /// Typed queue discs: each parameter's attribute value in the core's
-    /// syntax, by index in the discipline's table.
-    std::vector<std::string> m_paramValues;
+    /// One parameter's attribute: its typed value and, for the string
+    /// kinds, the text it was given as (what GetAttribute returns).
+    struct ParamAttribute
+    {
+        bool set = false;
+        struct qcore_param_value value = {};
+        std::string text;
+    };
+    /// By index in the discipline's parameter table.
+    std::vector<ParamAttribute> m_paramAttributes;
+
+    uint64_t m_seed; //!< seed of the core's generator (AssignStreams)
 
     // Core instance
-    CoreConfig m_core;
+    const struct qcore_disc_ops* m_ops;
+    std::vector<uint64_t> m_params; //!< the core's params struct (8-byte aligned)
+    uint32_t m_nbands;
     std::vector<uint64_t> m_vars;
     std::vector<uint64_t> m_stats;
     struct qcore_rng m_rng;
@@ -264,6 +267,7 @@ class QlabQueueDisc : public QueueDisc
     std::vector<BandCounters> m_counters;
 
     TracedCallback<Ptr<const QueueDiscItem>, Event, uint32_t, const char*> m_bandEvent;
+    TracedCallback<Ptr<const QueueDiscItem>, const struct qcore_pkt*> m_classified;
 };
 
 } // namespace ns3

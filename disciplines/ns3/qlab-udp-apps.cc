@@ -35,7 +35,8 @@ QlabUdpSender::GetTypeId()
 }
 
 QlabUdpSender::QlabUdpSender()
-    : m_ipBytes(kMinIpBytes),
+    : m_localPort(0),
+      m_ipBytes(kMinIpBytes),
       m_intervalNs(1),
       m_tos(0),
       m_txPackets(0)
@@ -46,6 +47,7 @@ QlabUdpSender::~QlabUdpSender() = default;
 
 void
 QlabUdpSender::Setup(const Address& peer,
+                     uint16_t localPort,
                      uint32_t ipBytes,
                      int64_t intervalNs,
                      std::vector<std::pair<int64_t, int64_t>> onPeriods,
@@ -61,22 +63,11 @@ QlabUdpSender::Setup(const Address& peer,
                         "QlabUdpSender: on-periods must be sorted and disjoint");
     }
     m_peer = peer;
+    m_localPort = localPort;
     m_ipBytes = ipBytes;
     m_intervalNs = intervalNs;
     m_onPeriods = std::move(onPeriods);
     m_tos = tos;
-}
-
-uint64_t
-QlabUdpSender::GetScheduledPackets() const
-{
-    uint64_t n = 0;
-    for (const auto& [start, end] : m_onPeriods)
-    {
-        // k = 0 .. ceil((end - start) / interval) - 1
-        n += static_cast<uint64_t>((end - start + m_intervalNs - 1) / m_intervalNs);
-    }
-    return n;
 }
 
 uint64_t
@@ -96,7 +87,8 @@ void
 QlabUdpSender::StartApplication()
 {
     m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-    NS_ABORT_MSG_IF(m_socket->Bind() != 0, "QlabUdpSender: cannot bind a UDP socket");
+    NS_ABORT_MSG_IF(m_socket->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_localPort)) != 0,
+                    "QlabUdpSender: cannot bind UDP port " << m_localPort);
     // UdpSocketImpl::Connect takes the IP ToS from the peer address.
     InetSocketAddress peer = InetSocketAddress::ConvertFrom(m_peer);
     peer.SetTos(m_tos);
@@ -170,7 +162,9 @@ QlabUdpSink::QlabUdpSink()
     : m_rxPackets(0),
       m_rxBytes(0),
       m_delaySumNs(0),
-      m_delayMaxNs(0)
+      m_delayMaxNs(0),
+      m_firstRxNs(0),
+      m_lastRxNs(0)
 {
 }
 
@@ -206,6 +200,18 @@ QlabUdpSink::GetDelayMaxNs() const
     return m_delayMaxNs;
 }
 
+int64_t
+QlabUdpSink::GetFirstRxNs() const
+{
+    return m_firstRxNs;
+}
+
+int64_t
+QlabUdpSink::GetLastRxNs() const
+{
+    return m_lastRxNs;
+}
+
 void
 QlabUdpSink::DoDispose()
 {
@@ -236,6 +242,9 @@ QlabUdpSink::Received(Ptr<Socket> socket)
     Ptr<Packet> packet;
     while ((packet = socket->Recv()))
     {
+        const int64_t now = Simulator::Now().GetNanoSeconds();
+        m_firstRxNs = m_rxPackets == 0 ? now : m_firstRxNs;
+        m_lastRxNs = now;
         m_rxPackets++;
         m_rxBytes += packet->GetSize();
         SeqTsHeader header;

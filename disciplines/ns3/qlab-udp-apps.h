@@ -28,9 +28,10 @@ namespace ns3
 {
 
 /**
- * Sends `ipBytes`-byte IPv4 datagrams (UDP payload ipBytes - 28) to a sink,
- * one every `intervalNs`, at on_start + k * interval for every k with
- * on_start + k * interval < on_end, in each on-period.
+ * Sends `ipBytes`-byte IPv4 datagrams (UDP payload ipBytes - 28) to a sink
+ * from a given local port, one every `intervalNs`, at on_start + k *
+ * interval for every k with on_start + k * interval < on_end, in each
+ * on-period.
  */
 class QlabUdpSender : public Application
 {
@@ -46,19 +47,19 @@ class QlabUdpSender : public Application
 
     /**
      * \param peer the sink's IPv4 address and port (an InetSocketAddress)
+     * \param localPort the port the sender binds (the plan's src_port)
      * \param ipBytes IP length of every datagram (>= kMinIpBytes)
      * \param intervalNs time between datagrams while on (> 0)
      * \param onPeriods [start, end) in ns of simulation time, sorted, disjoint
      * \param tos IPv4 ToS byte of the flow's packets
      */
     void Setup(const Address& peer,
+               uint16_t localPort,
                uint32_t ipBytes,
                int64_t intervalNs,
                std::vector<std::pair<int64_t, int64_t>> onPeriods,
                uint8_t tos);
 
-    /// \return datagrams the schedule sends in all (known before the run)
-    uint64_t GetScheduledPackets() const;
     /// \return datagrams handed to the socket so far
     uint64_t GetTxPackets() const;
 
@@ -71,6 +72,7 @@ class QlabUdpSender : public Application
     void SendAt(std::size_t period, uint64_t k);
 
     Address m_peer;
+    uint16_t m_localPort;
     uint32_t m_ipBytes;
     int64_t m_intervalNs;
     std::vector<std::pair<int64_t, int64_t>> m_onPeriods;
@@ -81,8 +83,9 @@ class QlabUdpSender : public Application
 };
 
 /**
- * Receives a UDP flow: datagrams, payload bytes, and the one-way delay
- * (receive time minus the send time in the SeqTsHeader) of each.
+ * Receives a UDP flow: datagrams, payload bytes, when the first and the last
+ * arrived, and the one-way delay (receive time minus the send time in the
+ * SeqTsHeader) of each.
  */
 class QlabUdpSink : public Application
 {
@@ -100,6 +103,10 @@ class QlabUdpSink : public Application
     int64_t GetDelaySumNs() const;
     /// largest one-way delay, ns (0 when nothing arrived)
     int64_t GetDelayMaxNs() const;
+    /// when the first datagram arrived, ns (valid when GetRxPackets() > 0)
+    int64_t GetFirstRxNs() const;
+    /// when the last datagram arrived, ns (valid when GetRxPackets() > 0)
+    int64_t GetLastRxNs() const;
 
   protected:
     void DoDispose() override;
@@ -115,6 +122,8 @@ class QlabUdpSink : public Application
     uint64_t m_rxBytes;
     int64_t m_delaySumNs;
     int64_t m_delayMaxNs;
+    int64_t m_firstRxNs;
+    int64_t m_lastRxNs;
 };
 
 } // namespace ns3

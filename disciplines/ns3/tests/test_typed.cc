@@ -13,9 +13,13 @@
  *   - refusals stop a program with a message naming the parameter (run in
  *     a child process: NS_FATAL_ERROR aborts);
  *   - defaults configure every discipline; Config::SetDefault works;
- *   - per-band / per-reason statistics, and the ToS -> cls mapping.
- * Decision equivalence with the generic queue disc is checked by
- * tests/test_typed.sh through qlab-ns3-golden --typed.
+ *   - per-band / per-reason statistics, and the ToS -> cls mapping;
+ *   - what the core is given (the "Classified" trace): qcore_flow_hash of
+ *     the 5-tuple (0 for disciplines that ignore it), the pure-ACK flag, ECT
+ *     from the ECN field; qcore_mark_fallback (RED with ecn: an ECT packet
+ *     is marked, a Not-ECT one dropped as aqm); AssignStreams seeds the core.
+ * The golden vectors go through the typed queue discs in
+ * tests/test_golden.sh (qlab-ns3-golden).
  *
  * Prints one line per check and "N passed, N failed"; exit 1 on failure.
  */
@@ -27,6 +31,8 @@
 #include "ns3/ipv4-header.h"
 #include "ns3/ipv4-queue-disc-item.h"
 #include "ns3/network-module.h"
+#include "ns3/tcp-header.h"
+#include "ns3/udp-header.h"
 
 #include <cstdio>
 #include <cstring>
@@ -444,21 +450,13 @@ CheckMessages()
         },
         {"ns3::QlabCqaqmQueueDisc", "t_high_local", "THighLocal"});
     CheckMessage(
-        "a typed queue disc refuses Params",
-        [] {
-            Ptr<QlabQueueDisc> q = MakeTyped("ncq");
-            q->SetAttribute("Params", StringValue("thresh=0.1"));
-            q->Initialize();
-        },
-        {"ns3::QlabNcqQueueDisc", "Params"});
+        "ns3::QlabQueueDisc itself runs no discipline",
+        [] { CreateObject<QlabQueueDisc>()->Initialize(); },
+        {"ns3::QlabQueueDisc runs no discipline", "ns3::QlabNcqQueueDisc"});
     CheckMessage(
-        "a typed queue disc refuses another Discipline",
-        [] {
-            Ptr<QlabQueueDisc> q = MakeTyped("ncq");
-            q->SetAttribute("Discipline", StringValue("red"));
-            q->Initialize();
-        },
-        {"ns3::QlabNcqQueueDisc", "Discipline=red"});
+        "ns3::QlabQueueDisc has no constructor for ObjectFactory",
+        [] { ObjectFactory("ns3::QlabQueueDisc").Create(); },
+        {"QlabQueueDisc"});
 
     // Not a refusal: a valid typed configuration initialises silently.
     bool aborted = true;
@@ -547,6 +545,150 @@ CheckConfigAndStats()
     pr->Dispose();
 }
 
+// ---- what the core is given -------------------------------------------------------
+
+/// An IPv4 packet with a real TCP (flags) or UDP header, as a queue disc sees it.
+Ptr<Ipv4QueueDiscItem>
+L4Packet(uint8_t proto,
+         const char* src,
+         const char* dst,
+         uint16_t sport,
+         uint16_t dport,
+         uint32_t payloadBytes,
+         uint8_t tcpFlags,
+         uint8_t tos)
+{
+    Ptr<ns3::Packet> p = Create<ns3::Packet>(payloadBytes);
+    if (proto == 6)
+    {
+        TcpHeader t;
+        t.SetSourcePort(sport);
+        t.SetDestinationPort(dport);
+        t.SetFlags(tcpFlags);
+        p->AddHeader(t);
+    }
+    else if (proto == 17)
+    {
+        UdpHeader u;
+        u.SetSourcePort(sport);
+        u.SetDestinationPort(dport);
+        p->AddHeader(u);
+    }
+    Ipv4Header h;
+    h.SetSource(Ipv4Address(src));
+    h.SetDestination(Ipv4Address(dst));
+    h.SetProtocol(proto);
+    h.SetPayloadSize(p->GetSize());
+    h.SetTos(tos);
+    return Create<Ipv4QueueDiscItem>(p, Address(), 0x0800, h);
+}
+
+std::vector<struct qcore_pkt> g_classified;
+
+void
+OnClassified(Ptr<const QueueDiscItem>, const struct qcore_pkt* pkt)
+{
+    g_classified.push_back(*pkt);
+}
+
+/// The metadata the core was given for one packet through a typed queue disc.
+struct qcore_pkt
+CoreInput(const std::string& discipline, Ptr<Ipv4QueueDiscItem> item)
+{
+    Ptr<QlabQueueDisc> q = MakeTyped(discipline);
+    q->TraceConnectWithoutContext("Classified", MakeCallback(&OnClassified));
+    q->Initialize();
+    g_classified.clear();
+    q->Enqueue(item);
+    q->Dispose();
+    NS_ABORT_UNLESS(g_classified.size() == 1);
+    return g_classified[0];
+}
+
+void
+CheckClassify()
+{
+    // The flow hash: qcore_flow_hash of the 5-tuple in host byte order, for
+    // a discipline that reads it (S-RD); 0 for one that ignores it.
+    const uint32_t s = Ipv4Address("10.1.0.7").Get();
+    const uint32_t d = Ipv4Address("10.2.3.4").Get();
+    const uint32_t tcpHash = CoreInput("srd", L4Packet(6, "10.1.0.7", "10.2.3.4", 10003, 5002, 100,
+                                                       TcpHeader::ACK, 0))
+                                 .flow_hash;
+    const uint32_t udpHash =
+        CoreInput("srd", L4Packet(17, "10.1.0.7", "10.2.3.4", 10003, 5002, 100, 0, 0)).flow_hash;
+    const uint32_t icmpHash =
+        CoreInput("srd", L4Packet(1, "10.1.0.7", "10.2.3.4", 0, 0, 100, 0, 0)).flow_hash;
+    const uint32_t ignored = CoreInput("droptail", L4Packet(6, "10.1.0.7", "10.2.3.4", 10003,
+                                                            5002, 100, TcpHeader::ACK, 0))
+                                 .flow_hash;
+    Report(tcpHash == qcore_flow_hash(s, d, 10003, 5002, 6) &&
+               udpHash == qcore_flow_hash(s, d, 10003, 5002, 17) &&
+               icmpHash == qcore_flow_hash(s, d, 0, 0, 1) && tcpHash != udpHash && ignored == 0,
+           "flow_hash = qcore_flow_hash(5-tuple) for srd (TCP, UDP, ports 0 otherwise), 0 for "
+           "droptail (QCORE_IGNORES_FLOW_HASH)",
+           "tcp " + std::to_string(tcpHash) + " udp " + std::to_string(udpHash));
+
+    // Pure ACK: the ACK flag, no SYN/FIN/RST, no payload.
+    auto flags = [](uint32_t payload, uint8_t tcpFlags) {
+        return CoreInput("ncq", L4Packet(6, "10.1.0.1", "10.2.0.1", 10000, 5001, payload,
+                                         tcpFlags, 0))
+            .flags;
+    };
+    Report((flags(0, TcpHeader::ACK) & QCORE_PKT_PURE_ACK) &&
+               !(flags(100, TcpHeader::ACK) & QCORE_PKT_PURE_ACK) &&
+               !(flags(0, TcpHeader::ACK | TcpHeader::SYN) & QCORE_PKT_PURE_ACK) &&
+               !(flags(0, TcpHeader::ACK | TcpHeader::FIN) & QCORE_PKT_PURE_ACK) &&
+               !(flags(0, 0) & QCORE_PKT_PURE_ACK),
+           "QCORE_PKT_PURE_ACK: ACK without payload, SYN, FIN or RST only");
+
+    // qcore_pkt_set_tos: cls, prec and ECT from the ToS byte.
+    const struct qcore_pkt ect =
+        CoreInput("prio", L4Packet(17, "10.1.0.1", "10.2.0.1", 1, 2, 10, 0, 0x20 | 0x10 | 0x02));
+    const struct qcore_pkt notEct =
+        CoreInput("prio", L4Packet(17, "10.1.0.1", "10.2.0.1", 1, 2, 10, 0, 0x28));
+    Report(ect.cls == 1 && ect.prec == 2 && (ect.flags & QCORE_PKT_ECT) && notEct.cls == 1 &&
+               notEct.prec == 1 && !(notEct.flags & QCORE_PKT_ECT),
+           "qcore_pkt_set_tos: cls, prec and QCORE_PKT_ECT from the ToS byte");
+
+    // qcore_mark_fallback: RED with ecn marks an ECT packet where it drops a
+    // Not-ECT one (aqm), with identical decisions up to that arrival.
+    auto redRun = [](uint8_t tos, int* firstEvent, bool* marked, bool* aqmDropped) {
+        Ptr<QlabQueueDisc> q = MakeTyped("red");
+        q->SetAttribute("WQ", StringValue("1"));
+        q->SetAttribute("MinPkts", UintegerValue(2));
+        q->SetAttribute("MaxPkts", UintegerValue(6));
+        q->SetAttribute("MaxP", StringValue("0.5"));
+        q->SetAttribute("Ecn", BooleanValue(true));
+        q->AssignStreams(7);
+        q->Initialize();
+        *firstEvent = -1;
+        for (int i = 0; i < 30 && *firstEvent < 0; i++)
+        {
+            q->Enqueue(L4Packet(17, "10.1.0.1", "10.2.0.1", 1, 2, 972, 0, tos));
+            const QlabQueueDisc::BandCounters& c = q->GetBandCounters(0);
+            if (c.markedPkts || c.droppedPkts)
+            {
+                *firstEvent = i;
+                *marked = c.markedPkts == 1 && c.droppedPkts == 0;
+                *aqmDropped = c.droppedByReason[QCORE_REASON_AQM] == 1 && c.markedPkts == 0;
+            }
+        }
+        q->Dispose();
+    };
+    int firstEct = -1;
+    int firstNotEct = -1;
+    bool ectMarked = false;
+    bool ectDropped = false;
+    bool notEctMarked = false;
+    bool notEctDropped = false;
+    redRun(0x02, &firstEct, &ectMarked, &ectDropped);
+    redRun(0x00, &firstNotEct, &notEctMarked, &notEctDropped);
+    Report(firstEct >= 0 && firstEct == firstNotEct && ectMarked && notEctDropped,
+           "qcore_mark_fallback: RED ecn=1 marks an ECT packet, drops a Not-ECT one (aqm)",
+           "first event " + std::to_string(firstEct) + "/" + std::to_string(firstNotEct));
+}
+
 } // namespace
 
 int
@@ -566,6 +708,7 @@ main()
            "naming rule examples");
     CheckMessages();
     CheckConfigAndStats();
+    CheckClassify();
     Simulator::Destroy();
     std::printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed ? 1 : 0;

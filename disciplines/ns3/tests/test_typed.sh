@@ -4,12 +4,13 @@
 #   1. qlab-ns3-test-typed (tests/test_typed.cc): TypeIds, attributes = the
 #      core's parameters (names, defaults, help, units, value types), valid
 #      and invalid values, refusal messages naming the parameter, statistics,
-#      the ToS mapping;
-#   2. NCQ, one golden case (ncq/probabilistic-seed-7: size_bytes, thresh,
-#      mode, ramp, seed) replayed through the generic QlabQueueDisc (Params
-#      string) and through ns3::QlabNcqQueueDisc configured via attributes
-#      (qlab-ns3-golden --typed): identical decisions, equal to the golden file;
-#   3. every golden vector through its typed queue disc, byte for byte.
+#      the ToS mapping, what the core is given (flow hash, flags, ECT) and the
+#      mark fallback;
+#   2. three golden cases whose parameters cover every attribute kind (u32,
+#      ppm, enum: ncq/probabilistic-seed-7; u32 list: wred/q-list-seed-2;
+#      bool, and ECN marks: red/ecn-marks-seed-7)
+#      through qlab-ns3-golden, which sets them as attributes: the golden
+#      decisions, byte for byte.  (tests/test_golden.sh replays all of them.)
 #
 #   disciplines/ns3/tests/test_typed.sh [BUILD_DIR]
 #
@@ -58,43 +59,21 @@ else
 	[ "$rc" = 0 ] || [ "$f" -gt 0 ] || { echo "FAIL qlab-ns3-test-typed exit $rc"; fail=$((fail + 1)); }
 fi
 
-# replay DISC CASE OUT [--typed]: one golden case through qlab-ns3-golden.
-replay() {
-	local disc=$1 case_=$2 out=$3
-	shift 3
-	local args=()
+# 2. golden cases covering every attribute kind, through the attributes.
+for name in ncq/probabilistic-seed-7 wred/q-list-seed-2 red/ecn-marks-seed-7; do
+	case_=$golden_dir/$name
+	args=()
 	if [ -s "$case_.args" ]; then
 		read -r -a args <"$case_.args" || true
 	fi
-	"$golden" "$disc" "${args[@]}" "$@" <"$case_.events.csv" >"$out" 2>"$out.err"
-}
-
-# 2. NCQ: generic (Params) == typed (attributes) on one golden case.
-case_=$golden_dir/ncq/probabilistic-seed-7
-if replay ncq "$case_" "$tmp/generic.csv" && replay ncq "$case_" "$tmp/typed.csv" --typed &&
-	cmp -s "$tmp/generic.csv" "$tmp/typed.csv" && cmp -s "$case_.decisions.csv" "$tmp/typed.csv"; then
-	pass=$((pass + 1))
-	echo "ok   ncq/probabilistic-seed-7: ns3::QlabNcqQueueDisc (attributes) == QlabQueueDisc (Params), $(($(wc -l <"$tmp/typed.csv") - 1)) decisions"
-else
-	fail=$((fail + 1))
-	echo "FAIL ncq/probabilistic-seed-7: typed and generic decisions differ"
-	cat "$tmp/generic.csv.err" "$tmp/typed.csv.err" 2>/dev/null | head -5
-	diff -u "$tmp/generic.csv" "$tmp/typed.csv" | head -20
-fi
-
-# 3. every golden vector through its typed queue disc.
-for events in "$golden_dir"/*/*.events.csv; do
-	[ -e "$events" ] || continue
-	case_=${events%.events.csv}
-	disc=$(basename "$(dirname "$events")")
-	name="$disc/$(basename "$case_")"
-	if replay "$disc" "$case_" "$tmp/out.csv" --typed && cmp -s "$case_.decisions.csv" "$tmp/out.csv"; then
+	if "$golden" "${name%%/*}" "${args[@]}" <"$case_.events.csv" >"$tmp/out.csv" 2>"$tmp/err" &&
+		cmp -s "$case_.decisions.csv" "$tmp/out.csv"; then
 		pass=$((pass + 1))
-		echo "ok   typed $name"
+		echo "ok   $name through its typed queue disc's attributes ($(($(wc -l <"$tmp/out.csv") - 1)) decisions)"
 	else
 		fail=$((fail + 1))
-		echo "FAIL typed $name"
-		head -5 "$tmp/out.csv.err"
+		echo "FAIL $name through its typed queue disc's attributes"
+		head -5 "$tmp/err"
 		diff -u "$case_.decisions.csv" "$tmp/out.csv" | head -20
 	fi
 done

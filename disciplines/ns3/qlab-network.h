@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * qlab-network.h - the ns-3 network a plan describes (docs/jobs.md), built
+ * and ready to run: nodes, point-to-point links, the queue at each link end,
+ * static routes (QlabRouting), TCP settings and every flow's applications.
+ * qlab-ns3-run adds the observation (queue samples, packet events, raw
+ * facts); tests use it to look inside a run.  The model is documented at
+ * the top of qlab-ns3-run.cc.
+ */
+#ifndef QLAB_NETWORK_H
+#define QLAB_NETWORK_H
+
+#include "qlab-bulk-apps.h"
+#include "qlab-plan.h"
+#include "qlab-queue-disc.h"
+#include "qlab-udp-apps.h"
+
+#include "ns3/net-device.h"
+#include "ns3/node-container.h"
+#include "ns3/queue-disc.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace qlab
+{
+
+class Network
+{
+  public:
+    /// \param plan the plan, checked (ParsePlan); it must outlive the network
+    explicit Network(const Plan& plan);
+
+    /**
+     * Build everything: the simulator's seed, TCP defaults, nodes, links,
+     * stacks, queues, addresses, routes, applications, and the stop when
+     * every flow is done (plan.stopWhenDone).
+     */
+    void Build();
+
+    /// A traced queue: a core discipline (disc) or ns3-fifo (fifo).
+    struct TracedQueue
+    {
+        std::string name; //!< LINK:NODE
+        ns3::Ptr<ns3::QlabQueueDisc> disc;
+        ns3::Ptr<ns3::QueueDisc> fifo;
+    };
+
+    /// The plan's trace.queues, sorted by name (valid after Build).
+    const std::vector<TracedQueue>& GetTracedQueues() const;
+
+    /// What the runner reports of one flow (docs/traces.md, flow_facts).
+    struct FlowFacts
+    {
+        uint64_t txPackets = 0;
+        uint64_t retxPackets = 0;
+        uint64_t rxPackets = 0; //!< UDP only
+        uint64_t rxBytes = 0;
+        int64_t firstRxNs = 0; //!< valid when rxBytes > 0
+        int64_t lastRxNs = 0;  //!< valid when rxBytes > 0
+        int64_t delaySumNs = 0; //!< UDP, valid when rxPackets > 0
+        int64_t delayMaxNs = 0; //!< UDP, valid when rxPackets > 0
+    };
+
+    /// \param index the flow's index in plan.flows
+    FlowFacts GetFlowFacts(std::size_t index) const;
+
+  private:
+    void ConfigureTcp() const;
+    void BuildLinks();
+    void InstallQueues();
+    void AssignAddresses();
+    void ConfigureRoutes();
+    void DeliverWithoutScans();
+    void InstallApplications();
+    ns3::Ptr<ns3::QueueDisc> CreateQueueDisc(const QueueSpec& q) const;
+    void FlowDone(std::size_t index);
+
+    const Plan& m_plan;
+    ns3::NodeContainer m_nodes;
+    /// per link: the device at a (0) and at b (1)
+    std::vector<std::pair<ns3::Ptr<ns3::NetDevice>, ns3::Ptr<ns3::NetDevice>>> m_devices;
+    /// per link: the IPv4 interface index at a and at b
+    std::vector<std::pair<uint32_t, uint32_t>> m_interfaces;
+    std::vector<TracedQueue> m_traced;
+
+    struct FlowApps
+    {
+        ns3::Ptr<ns3::QlabBulkSender> sender;
+        ns3::Ptr<ns3::QlabBulkSink> sink;
+        ns3::Ptr<ns3::QlabUdpSender> udpSender;
+        ns3::Ptr<ns3::QlabUdpSink> udpSink;
+        bool done = false;
+    };
+    std::vector<FlowApps> m_flows;
+    std::size_t m_remaining = 0; //!< flows not done yet
+};
+
+} // namespace qlab
+
+#endif /* QLAB_NETWORK_H */
