@@ -196,9 +196,11 @@ def cmd_provenance(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from qlab import backends
+
     site = Path(args.site).resolve()
     env = dict(os.environ, QLAB_RESULTS=str(Path(args.results).resolve()), QLAB_SITE=str(site),
-               QLAB_ROOT=str(paths.ROOT), TZ=os.environ.get("TZ", "UTC"))
+               QLAB_ROOT=str(paths.ROOT), QLAB_DEFAULT_BACKEND=backends.DEFAULT, TZ=os.environ.get("TZ", "UTC"))
     quarto = shutil.which("quarto")
     if quarto and not args.fallback:
         cmd = [quarto, "render", str(paths.REPORTS), "--output-dir", str(site)]

@@ -101,14 +101,17 @@ skip_if_no_results <- function(ctx) {
   invisible(ctx$missing)
 }
 
-#' The backend a page shows: QLAB_BACKEND if set, else ns3, else the first found.
+#' The backend a page shows: QLAB_BACKEND if set, else the registry's default
+#' (QLAB_DEFAULT_BACKEND, which `qlab render` sets from qlab/backends), else
+#' the first found.
 choose_backend <- function(backends) {
   wanted <- Sys.getenv("QLAB_BACKEND", "")
   if (wanted != "") {
     if (!wanted %in% backends) stop(sprintf("QLAB_BACKEND=%s has no results (found: %s)", wanted, paste(backends, collapse = ", ")))
     return(wanted)
   }
-  if ("ns3" %in% backends) "ns3" else backends[[1]]
+  default <- Sys.getenv("QLAB_DEFAULT_BACKEND", "")
+  if (default %in% backends) default else backends[[1]]
 }
 
 paper_item <- function(ctx, id) {
@@ -133,7 +136,7 @@ item_comparison <- function(ctx, item) {
 # How to get a backend's results, for a page that lacks them.
 backend_how_to <- c(
   mininet = paste("run <code>make reproduce</code> as root on a machine with Mininet installed",
-                  "(<code>scripts/backends</code> says whether this one can emulate, and why not)"),
+                  "(<code>qlab backends</code> says whether this one can emulate, and why not)"),
   ns3 = "run <code>make reproduce</code> (ns-3 is always run)"
 )
 

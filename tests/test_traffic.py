@@ -174,7 +174,7 @@ def test_every_discipline_runs_in_ns3_from_a_scenario(kind, demo_dir, tmp_path):
     assert all(int(r[7]) > 0 for r in rows if r[2] != "web"), rows
     assert any(int(r[7]) > 0 for r in rows if r[2] == "web"), rows
     _, events = traces.read_csv_gz(out / "packets.csv.gz")
-    assert {e[2] for e in events} >= {"enq", "deq"}
+    assert {e[3] for e in events} >= {"enq", "deq"} and {e[2] for e in events} == {"bottleneck:L"}
 
 
 WEB_SCENARIO = """\

@@ -15,11 +15,9 @@ compared_backends <- function(item, scenario_backends) {
   if (identical(item$kind, "backend_ratio_vs_x")) {
     return(c(item$numerator, item$denominator))
   }
-  if (length(scenario_backends) == 0) {
-    stop(sprintf("figure %s: the backends of %s must be known (scenario.json `backends`) to compare them",
-                 item$id, item$scenario))
-  }
-  unlist(scenario_backends)
+  # a scenario that did not run has no scenario.json: nothing is known, and
+  # nothing is compared (describe_backend_comparison says so)
+  as.character(unlist(scenario_backends))
 }
 
 #' What a backend comparison can show.
@@ -35,6 +33,11 @@ compared_backends <- function(item, scenario_backends) {
 #'   when complete).
 describe_backend_comparison <- function(item, scenario_backends, with_results, table) {
   compared <- compared_backends(item, scenario_backends)
+  if (length(compared) == 0) {
+    return(list(status = "absent", compared = compared, missing = compared, no_valid_run = character(),
+                shown = character(),
+                message = sprintf("Not drawn: %s did not run (no results for it on any backend).", item$scenario)))
+  }
   missing <- setdiff(compared, with_results)
   is_ratio <- identical(item$kind, "backend_ratio_vs_x")
   shown <- if (is_ratio) character() else intersect(compared, unique(table$backend))

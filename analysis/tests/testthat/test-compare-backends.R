@@ -51,7 +51,10 @@ test_that("an all-backends figure with one backend is one-sided and names the mi
 test_that("the backends to compare come from the scenario, which must list them", {
   expect_equal(compared_backends(all_item, list("ns3", "mininet")), c("ns3", "mininet"))
   expect_equal(compared_backends(ratio_item, NULL), c("mininet", "ns3"))
-  expect_error(compared_backends(all_item, NULL), "backends of p/emu must be known")
+  expect_equal(compared_backends(all_item, NULL), character())
+  unrun <- describe_backend_comparison(all_item, NULL, character(), rows_of()[0, ])
+  expect_equal(unrun$status, "absent")
+  expect_match(unrun$message, "p/emu did not run")
 })
 
 test_that("a backend ratio with a missing side is an empty table, not an error", {
