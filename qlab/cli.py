@@ -200,7 +200,8 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     site = Path(args.site).resolve()
     env = dict(os.environ, QLAB_RESULTS=str(Path(args.results).resolve()), QLAB_SITE=str(site),
-               QLAB_ROOT=str(paths.ROOT), QLAB_DEFAULT_BACKEND=backends.DEFAULT, TZ=os.environ.get("TZ", "UTC"))
+               QLAB_ROOT=str(paths.ROOT), QLAB_DEFAULT_BACKEND=backends.DEFAULT,
+               TZ=os.environ.get("TZ", "UTC"))
     quarto = shutil.which("quarto")
     if quarto and not args.fallback:
         cmd = [quarto, "render", str(paths.REPORTS), "--output-dir", str(site)]

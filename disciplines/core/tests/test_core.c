@@ -90,6 +90,8 @@ static void test_reason_names_and_registry(void)
 {
 	static const char *const want[] = { "", "overflow", "aqm",
 		"precedence_local", "precedence_cross", "delay" };
+	static const char *const papers[] = { "droptail", "prio", "ncq", "cqaqm",
+		"srd", "rd", "red", "wred", "rbaqm" };
 	u32 i, j, n = 0;
 
 	CHECK(QCORE_REASON__COUNT == 6, "reason count %d", QCORE_REASON__COUNT);
@@ -100,11 +102,18 @@ static void test_reason_names_and_registry(void)
 	CHECK(qcore_find("prio") == &prio_ops, "find prio");
 	CHECK(qcore_find("nope") == NULL, "unknown name");
 	CHECK(qcore_find(NULL) == NULL, "NULL name");
-	for (i = 0; qcore_disciplines[i]; i++, n++)
+	for (i = 0; qcore_disciplines[i]; i++, n++) {
+		CHECK(qcore_find(qcore_disciplines[i]->name) == qcore_disciplines[i],
+		      "find %s", qcore_disciplines[i]->name);
 		for (j = 0; j < i; j++)
 			CHECK(strcmp(qcore_disciplines[i]->name,
 				     qcore_disciplines[j]->name), "duplicate name");
-	CHECK(n == 9, "%u disciplines", n);
+	}
+	/* The papers' disciplines are registered; more may be (a new one is
+	 * one entry, README "Adding a discipline"). */
+	for (i = 0; i < ARRAY_SIZE(papers); i++)
+		CHECK(qcore_find(papers[i]) != NULL, "%s is not registered", papers[i]);
+	CHECK(n >= ARRAY_SIZE(papers), "%u disciplines", n);
 }
 
 /* The table defaults and the C initialisers must agree. */

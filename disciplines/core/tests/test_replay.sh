@@ -170,7 +170,10 @@ R=$R_SAVED
 
 # -- --help and --list ------------------------------------------------------------
 
-printf 'droptail\nprio\nncq\ncqaqm\nsrd\nrd\nred\nwred\nrbaqm\n' >"$T/want"
+# --list names the registry's disciplines in its order, as registry.json
+# (qcore-replay --describe, committed) does
+python3 -c 'import json, sys; print("\n".join(d["name"] for d in json.load(open(sys.argv[1]))["disciplines"]))' \
+	"$(dirname "$0")/../registry.json" >"$T/want"
 expect_out "--list" "$T/want" -- --list
 
 if "$R" ncq --help >"$T/out" 2>&1 &&

@@ -191,7 +191,8 @@ def main() -> None:
         if opts is not None:
             c.append(f"static const u8 opts_{i}[] = {{ {c_bytes(opts)} }};")
         if params is not None:
-            c.append(f"static const char *const params_{i}[] = {{ {''.join(c_str(p) + ', ' for p in params)}NULL }};")
+            names = "".join(c_str(p) + ", " for p in params)
+            c.append(f"static const char *const params_{i}[] = {{ {names}NULL }};")
         c.append(f"static const struct qlab_golden_event events_{i}[] = {{\n\t{events_c(rows)}\n}};")
         c.append(f"static const char decisions_{i}[] =\n\t{c_string(decisions)};")
     c.append("const struct qlab_golden_case qlab_golden_cases[] = {")
