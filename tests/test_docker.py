@@ -424,10 +424,9 @@ TIMING_ATTEMPTS = 3
 
 @pytest.fixture(scope="module")
 def emu_image():
-    """The mininet backend's image built by the workflow's rules, as
-    `make reproduce RUNTIME=docker` does when mininet runs (a no-op when built)."""
+    """The mininet backend's image built by the workflow's rules (a no-op when built)."""
     cmd = [str(SNAKEMAKE), *DOCKER_PROFILE, "--cores", "2", "--quiet", "rules",
-           "--config", f"backends={json.dumps([MININET])}", "--", "images"]
+           "--config", f"backends={json.dumps([MININET])}", "--", f"build/images/{EMU_IMAGE}.json"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
         logs = "\n".join(f"== {p}\n" + p.read_text(errors="replace")[-2000:]
