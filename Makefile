@@ -18,7 +18,7 @@ help:
 	@echo "make reproduce [PROFILE=quick|paper] [CORES=n]   regenerate every figure and the report"
 	@echo "make reproduce RUNTIME=docker                    the same, every job in qlab's Docker images"
 	@echo "make test                                        install what is missing and run every test"
-	@echo "make test-docker                                 build the base and ns-3 images, compare a job with native"
+	@echo "make test-docker                                 build the images, compare an ns-3 job with native, run a Mininet job in its image"
 	@echo "make build                                       build the discipline core and the runners"
 
 setup:
@@ -27,13 +27,16 @@ setup:
 build: setup
 	@$(SNAKEMAKE) build/core/qcore-replay build/ns3/qlab-ns3-run --cores $(CORES) --quiet all
 
-reproduce: build
+# Under docker the runners are built into the images (no native build).
+reproduce: $(if $(filter docker,$(RUNTIME)),setup,build)
 ifeq ($(RUNTIME),docker)
 	@$(VENV)/bin/qlab validate
-	@$(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
-	    $(if $(QUARTO_DEB),--config quarto_deb=$(QUARTO_DEB)) --quiet rules -- build/images/ns3.json build/images/analysis.json
-	@$(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
-	    --config profile=$(PROFILE) results=$(RESULTS) $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet rules reason host
+	@backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))"; \
+	$(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
+	    --config backends="$$backends" $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet rules -- images \
+	&& $(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
+	    --config profile=$(PROFILE) results=$(RESULTS) backends="$$backends" \
+	    $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet rules reason host
 	@echo "report: $(abspath reports/_site/index.html)"
 else ifneq ($(RUNTIME),native)
 	@echo "make reproduce: RUNTIME=$(RUNTIME) is not available (native or docker)" >&2; exit 2

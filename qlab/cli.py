@@ -227,12 +227,12 @@ def cmd_images(args: argparse.Namespace) -> int:
         print(f"removed {len(removed)} older builds: {' '.join(removed)}".rstrip(": "))
         return 0
     if args.action == "list":
-        for name, img in containers.IMAGES.items():
+        for name in containers.IMAGES:
             stamp = containers.stamps([name]).get(name, {})
             print(f"{name:9} {stamp.get('tag', '(not built)'):28} {stamp.get('id', '')[:19]:19}"
-                  f"  {'default' if img.default else 'optional'}")
+                  f"  {containers.used_by(name)}")
         return 0
-    names = args.names or [n for n, i in containers.IMAGES.items() if i.default]
+    names = args.names or containers.default_images()
     quarto = Path(args.quarto_deb) if args.quarto_deb else None
     if quarto and not quarto.is_file():
         return _fail([f"qlab images: --quarto-deb {quarto}: no such file"])
@@ -326,7 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     im = sub.add_parser("images", help="build qlab's Docker images (containers/), list them, "
                         "or remove older builds of them (prune)")
     im.add_argument("action", choices=("build", "list", "prune"))
-    im.add_argument("names", nargs="*", help="images (default: base ns3 analysis)")
+    im.add_argument("names", nargs="*", help="images (default: those of the backends this machine "
+                    "runs, and analysis; each with what it is built FROM)")
     im.add_argument("--quarto-deb", help="a Quarto .deb to install in the analysis image")
     im.add_argument("--no-deps", action="store_true",
                     help="not the images they are built FROM (those must be built)")

@@ -9,9 +9,13 @@ image whose tag already exists is not rebuilt. After each build (or check),
 the image id and the image's package manifest: Debian package versions
 (dpkg-query), Python distributions and R packages.
 
+Which image a backend's jobs run in, and what they need from ``docker run``,
+come from the backend registry (``Backend.image``, ``docker_options``,
+``realtime``): no backend is named here.
+
 No registry is needed: the base image is a debootstrap of Debian 12, imported
-(containers/base/mkrootfs.sh). Standard library only: `run-job` imports
-:func:`current_image` in every job.
+(containers/base/mkrootfs.sh). Standard library and qlab only: `run-job`
+imports :func:`current_image` in every job.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qlab import __version__, paths
+from qlab import __version__, backends, paths
 
 STAMPS = paths.BUILD / "images"
 CONTEXTS = STAMPS / "context"
@@ -38,7 +42,6 @@ class Image:
     recipe: str                      # Dockerfile, or the base's build script
     base: str | None = "base"        # the qlab image it is built FROM
     files: tuple[str, ...] = ()      # globs (repo-relative) copied into the context
-    default: bool = True             # built by `make reproduce RUNTIME=docker`
     recipe_files: tuple[str, ...] = field(default=())  # more recipe inputs (base)
 
 
@@ -50,20 +53,81 @@ IMAGES: dict[str, Image] = {
                         "disciplines/ns3/CMakeLists.txt", "disciplines/ns3/*.cc",
                         "disciplines/ns3/*.h", "disciplines/ns3/tests/*.cc")),
     "analysis": Image("analysis", "containers/analysis/Dockerfile"),
-    "kmod": Image("kmod", "containers/kmod/Dockerfile", default=False),
-    "emu": Image("emu", "containers/emu/Dockerfile", default=False),
+    "kmod": Image("kmod", "containers/kmod/Dockerfile"),
+    "emu": Image("emu", "containers/emu/Dockerfile",
+                 files=("requirements.txt", "disciplines/core/*.c", "disciplines/core/*.h",
+                        "disciplines/core/sources.mk", "disciplines/emu/Makefile",
+                        "disciplines/emu/qlab-emu.c")),
 }
 
-# Which image each workflow rule runs in under `runtime: docker`; the rest
-# (image builds, provenance, which asks git) run on the host.
-RULE_IMAGES = {"simulate": "ns3", "collect": "ns3", "analyze": "analysis", "report": "analysis"}
-# Backends whose jobs can run in an image (the image is named as the backend).
-# Mininet (emu) would need privileged containers with host networking: not yet.
-DOCKER_BACKENDS = ("ns3",)
+# Under `runtime: docker`, a backend's jobs (these rules, whose paths carry
+# the backend) run in the backend's image (Backend.image); analyses and the
+# report in the analysis image; the rest (image builds, provenance, which
+# asks git) on the host.
+BACKEND_RULES = ("simulate", "collect")
+ANALYSIS_IMAGE = "analysis"
+ANALYSIS_RULES = ("analyze", "report")
 
 
 class ImageError(Exception):
     pass
+
+
+def backend_image(backend: str) -> str | None:
+    """The image a backend's jobs run in (Backend.image), None when it has
+    none defined in containers/."""
+    image = backends.get(backend).image
+    return image if image in IMAGES else None
+
+
+def docker_backends() -> list[str]:
+    """The backends whose jobs can run in one of qlab's images."""
+    return [name for name in backends.names() if backend_image(name)]
+
+
+def images_for(backend_names: list[str]) -> list[str]:
+    """The images a reproduction on these backends runs jobs in: each
+    backend's, then the analysis image (their bases are built on the way)."""
+    out = []
+    for name in backend_names:
+        image = backend_image(name)
+        if image is None:
+            raise ImageError(f"the {name} backend has no image (Backend.image; images: {', '.join(IMAGES)})")
+        out.append(image)
+    return list(dict.fromkeys([*out, ANALYSIS_IMAGE]))
+
+
+def default_images() -> list[str]:
+    """What `qlab images build` builds without names: the images of the
+    backends this machine runs (`qlab backends --available`) and analysis."""
+    return images_for([b for b in backends.available()[0] if backend_image(b)])
+
+
+def shell(image: str) -> str:
+    """Snakemake's shell for jobs in an image (their shell_exec resource)."""
+    return f"containers/{image}/shell"
+
+
+def run_settings(name: str) -> dict[str, Any]:
+    """How scripts/in-image runs jobs in an image, from the backends whose
+    image it is: their extra `docker run` options (Backend.docker_options),
+    and whether they run in real time (Backend.realtime: the container then
+    gets a real-time CPU budget where the kernel groups one)."""
+    users = [backends.get(b) for b in backends.names() if backends.get(b).image == name]
+    options: list[str] = []
+    for b in users:
+        options += b.docker_options
+    return {"options": options, "realtime": any(b.realtime for b in users)}
+
+
+def used_by(name: str) -> str:
+    """What runs in an image (`qlab images list`)."""
+    users = [f"backend {b}" for b in backends.names() if backends.get(b).image == name]
+    if name == ANALYSIS_IMAGE:
+        users.append(" and ".join(ANALYSIS_RULES))
+    if not users and any(img.base == name for img in IMAGES.values()):
+        users.append("what the others are built FROM")
+    return ", ".join(users) or "by hand (scripts/in-image)"
 
 
 def stamp_path(name: str) -> Path:
@@ -266,6 +330,8 @@ def build(name: str, quarto_deb: Path | None = None, log=None) -> dict[str, Any]
         "labels": (info.get("Config") or {}).get("Labels") or {},
         "manifest_sha256": hashlib.sha256(_canonical(packages).encode()).hexdigest(),
         "manifest": packages,
+        # read by scripts/in-image: how jobs run in it (not part of the image)
+        "run": run_settings(name),
     }
     text = json.dumps(doc, indent=1) + "\n"
     # Unchanged, the stamp keeps its time: Snakemake reruns nothing after a
@@ -325,14 +391,15 @@ def rule_inputs(name: str, quarto_deb: str | None = None) -> list[str]:
     return files
 
 
-def use_docker_runtime(mounts: list[str], host_python: str) -> None:
+def use_docker_runtime(mounts: list[str], host_python: str, images: list[str]) -> None:
     """The environment of a workflow under `runtime: docker` (containers.smk):
     scripts/in-image mounts `mounts` (results and site may lie outside the
-    checkout); provenance learns the runtime and images; host jobs find the
-    checkout's Python as `python3`."""
+    checkout); provenance learns the runtime and the images the jobs run in
+    (`images`, from :func:`images_for`); host jobs find the checkout's Python
+    as `python3`."""
     os.environ["QLAB_IMAGE_MOUNTS"] = ":".join(str(Path(d).resolve()) for d in mounts)
     os.environ["QLAB_RUNTIME"] = "docker"
-    os.environ["QLAB_IMAGES"] = ",".join(dict.fromkeys(RULE_IMAGES.values()))  # ns3 first
+    os.environ["QLAB_IMAGES"] = ",".join(images)
     os.environ["PATH"] = f"{Path(host_python).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Docker tests (tests/test_docker.py with QLAB_TEST_DOCKER=1): build the
-# base and ns-3 images through the workflow's rules (minutes from a cold
-# Docker cache, a no-op when their tags exist), run a tiny job inside and
-# compare its trace tables byte for byte with the native run's; export.
-# Exits 0 with a note when no Docker engine answers.
+# base, ns-3 and emu images through the workflow's rules (minutes from a cold
+# Docker cache, a no-op when their tags exist), run a tiny ns-3 job inside and
+# compare its trace tables byte for byte with the native run's; as root, run
+# a Mininet job in the emu image through the workflow and kill another
+# mid-way; export. Exits 0 with a note when no Docker engine answers.
 #   tests/test_docker.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."

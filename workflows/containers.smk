@@ -10,6 +10,17 @@ from qlab import provenance as qlab_provenance
 HOST_PY = sys.executable
 WORKFLOW_START = time.time()
 
+# The images the configured backends' jobs run in (Backend.image), and the
+# analysis image; a backend without one cannot run under `runtime: docker`.
+try:
+    IMAGES_USED = qlab_containers.images_for(config["backends"])
+except qlab_containers.ImageError as exc:
+    IMAGES_USED = []
+    if RUNTIME == "docker":
+        print(f"runtime docker: {exc} (backends with an image: "
+              f"{', '.join(qlab_containers.docker_backends())})", file=sys.stderr)
+        sys.exit(2)
+
 
 wildcard_constraints:
     image="|".join(qlab_containers.IMAGES),
@@ -25,10 +36,22 @@ rule image:
     params:
         py=HOST_PY,
         quarto=lambda w: f"--quarto-deb {config['quarto_deb']}" if w.image == "analysis" and config["quarto_deb"] else "",
+        # how jobs run in it (the stamp records it for scripts/in-image):
+        # a change in the backends' docker options rewrites the stamp
+        run=lambda w: json.dumps(qlab_containers.run_settings(w.image), sort_keys=True),
     # docker builds use every core they are given; the engine is shared
     threads: 2
     shell:
         "nice {params.py} -m qlab images build {wildcards.image} --no-deps {params.quarto} > {log} 2>&1"
+
+
+# Every image a reproduction on the configured backends runs jobs in (each
+# backend's image, and analysis), with what they are built FROM:
+# `make reproduce RUNTIME=docker` builds these first.
+rule images:
+    input:
+        [f"build/images/{name}.json" for name in IMAGES_USED],
+    localrule: True
 
 
 # A rerun whose versions differ from the previous report's says so.
@@ -37,11 +60,6 @@ onsuccess:
 
 
 if RUNTIME == "docker":
-    _unsupported = [b for b in config["backends"] if b not in qlab_containers.DOCKER_BACKENDS]
-    if _unsupported:
-        print(f"runtime docker: no image runs the {', '.join(_unsupported)} backend yet "
-              f"(supported: {', '.join(qlab_containers.DOCKER_BACKENDS)})", file=sys.stderr)
-        sys.exit(2)
     # A stamp whose image left the engine is forgotten, so its rule runs again.
     try:
         for _name in qlab_containers.forget_missing():
@@ -50,9 +68,14 @@ if RUNTIME == "docker":
         print(f"runtime docker: {exc}", file=sys.stderr)
     # Jobs of these rules run in their image: Snakemake starts their shell
     # command through containers/<image>/shell (its shell_exec resource),
-    # which runs it with `bash -c` inside the image (scripts/in-image).
-    for _rule, _image in qlab_containers.RULE_IMAGES.items():
-        workflow.get_rule(_rule).resources["shell_exec"] = f"containers/{_image}/shell"
+    # which runs it with `bash -c` inside the image (scripts/in-image). A
+    # backend's jobs run in the backend's image, analyses in analysis.
+    for _rule in qlab_containers.BACKEND_RULES:
+        workflow.get_rule(_rule).resources["shell_exec"] = lambda wildcards: qlab_containers.shell(
+            qlab_containers.backend_image(wildcards.backend)
+        )
+    for _rule in qlab_containers.ANALYSIS_RULES:
+        workflow.get_rule(_rule).resources["shell_exec"] = qlab_containers.shell(qlab_containers.ANALYSIS_IMAGE)
     # Results and site may lie outside the checkout: mount them too; host
     # jobs (provenance) find the checkout's Python as `python3` (PY).
-    qlab_containers.use_docker_runtime([RESULTS, SITE], HOST_PY)
+    qlab_containers.use_docker_runtime([RESULTS, SITE], HOST_PY, IMAGES_USED)

@@ -415,6 +415,18 @@ def configure_host(h, plan: dict, ifname: str, net: ipaddress.IPv4Network, mtu: 
         "net.ipv4.tcp_no_metrics_save": 1, "net.ipv4.tcp_slow_start_after_idle": 0,
     }
     h.cmd("sysctl -qw " + " ".join(f"{k}={v}" for k, v in sysctls.items()))
+    # A sysctl that did not take (a read-only /proc/sys, as Docker mounts
+    # it) would leave the host on Linux's defaults (CUBIC or BBR, SACK):
+    # the run would look fine and be another experiment.
+    got = h.cmd("sysctl -n " + " ".join(sysctls)).split()
+    if len(got) == len(sysctls):
+        wrong = [f"{k} is {g}, not {v}"
+                 for (k, v), g in zip(sysctls.items(), got, strict=True) if g != str(v)]
+    else:
+        wrong = [f"sysctl -n said {' '.join(got)!r}"]
+    if wrong:
+        raise RuntimeError(f"host {h.name}: TCP settings not applied ({'; '.join(wrong)}); is /proc/sys "
+                           "writable? (in a container: --security-opt systempaths=unconfined)")
     h.cmd(f"ethtool -K {ifname} tso off gso off gro off tx off rx off >/dev/null 2>&1; "
           f"ip link set dev {ifname} mtu {mtu}")
     rto_ms = max(1, round(tcp["min_rto_ns"] / 1e6))

@@ -27,7 +27,9 @@ class Backend(abc.ABC):
     # The Docker image its jobs run in under `make reproduce RUNTIME=docker`
     # (containers/<image>), or None when it cannot run in one.
     image: str | None = None
-    # Extra `docker run` options its jobs need in that image.
+    # Extra `docker run` options its jobs need in that image (after
+    # scripts/in-image's own, so they may override them, e.g. --user); a
+    # realtime backend's jobs also get a real-time CPU budget there.
     docker_options: tuple[str, ...] = ()
 
     @abc.abstractmethod

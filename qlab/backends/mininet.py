@@ -2,7 +2,8 @@
 
 ``run()`` calls ``ansible-playbook playbooks/run-job.yml`` against an inventory
 (``inventories/localhost.yml`` unless ``QLAB_MININET_INVENTORY`` names another);
-the playbook checks the emulation host, builds ``qlab-emu`` there, runs
+the playbook checks the emulation host, builds ``qlab-emu`` there (or uses
+the one ``QLAB_EMU`` names on it: qlab's emu image has one built in), runs
 ``disciplines/emu/qlab_mn_run.py`` on the plan (Debian's ``/usr/bin/python3``,
 which can import Mininet) and fetches its raw facts (docs/traces.md) and
 ``runner.json`` into the work directory; ``qlab.runjob`` checks and finalises
@@ -34,6 +35,8 @@ PLAYBOOK = paths.ROOT / "playbooks" / "run-job.yml"
 INVENTORY = Path(os.environ.get("QLAB_MININET_INVENTORY", paths.ROOT / "inventories" / "localhost.yml"))
 HELPER = paths.ROOT / "disciplines" / "emu" / "qlab_mn_run.py"
 EMU_SOURCES = paths.ROOT / "disciplines" / "emu" / "qlab-emu.c"
+# Where the run helper keeps its lock (qlab_mn_run.STATE_DIR).
+LOCK_DIR = "/run/qlab-mn"
 
 
 def _ansible_playbook() -> Path:
@@ -77,8 +80,27 @@ class MininetBackend(Backend):
                "a dumbbell, in real time (root)")
     realtime = True
     image = "emu"
-    # namespaces, veths, bridges, raw sockets and SCHED_FIFO inside the container
-    docker_options = ("--privileged",)
+    # In the emu image (containers/README.md): root, and the capabilities a
+    # run uses rather than --privileged (which asks for every capability;
+    # hosts whose bounding set lacks one, as these VMs lack SYS_RESOURCE,
+    # refuse it): NET_ADMIN (links, bridges, offloads), NET_RAW (qlab-emu's
+    # packet sockets), SYS_ADMIN (Mininet's namespaces mount their own
+    # sysfs), SYS_NICE and IPC_LOCK (qlab-emu's SCHED_FIFO and mlockall);
+    # no AppArmor profile (Docker's default one, where AppArmor is on,
+    # forbids those mounts). /proc/sys writable (systempaths=unconfined):
+    # each host's TCP sysctls are per network namespace, but Docker mounts
+    # /proc/sys read-only.
+    # Mininet builds its namespaces inside the container's own network
+    # namespace, so `--network none` stays: a killed container takes every
+    # interface of its run with it. The host's /run/qlab-mn holds the
+    # emulation lock (one run at a time per machine, native or not).
+    docker_options = (
+        "--user", "0:0",
+        "--cap-add", "NET_ADMIN", "--cap-add", "NET_RAW", "--cap-add", "SYS_ADMIN",
+        "--cap-add", "SYS_NICE", "--cap-add", "IPC_LOCK",
+        "--security-opt", "systempaths=unconfined", "--security-opt", "apparmor=unconfined",
+        "--volume", f"{LOCK_DIR}:{LOCK_DIR}-host",
+    )
 
     def unavailable(self) -> str | None:
         import os
@@ -150,11 +172,10 @@ class MininetBackend(Backend):
 
     def run(self, job_file: Path, workdir: Path, log: Path | None) -> dict[str, Any]:
         self.check_tools()
-        cmd = [
-            str(_ansible_playbook()), "-i", str(INVENTORY), str(PLAYBOOK),
-            "-e", json.dumps({"qlab_job": str(Path(job_file).resolve()),
-                              "qlab_out": str(Path(workdir).resolve())}),
-        ]
+        extra = {"qlab_job": str(Path(job_file).resolve()), "qlab_out": str(Path(workdir).resolve())}
+        if os.environ.get("QLAB_EMU"):  # a qlab-emu already built (the emu image's)
+            extra["qlab_emu"] = os.environ["QLAB_EMU"]
+        cmd = [str(_ansible_playbook()), "-i", str(INVENTORY), str(PLAYBOOK), "-e", json.dumps(extra)]
         env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0",
                    ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
                    ANSIBLE_CONFIG=str(paths.ROOT / "playbooks" / "ansible.cfg"))
