@@ -45,20 +45,26 @@ class Image:
     recipe_files: tuple[str, ...] = field(default=())  # more recipe inputs (base)
 
 
-IMAGES: dict[str, Image] = {
-    "base": Image("base", "containers/base/mkrootfs.sh", base=None,
-                  recipe_files=("containers/base/apt.conf", "containers/base/dpkg.cfg")),
-    "ns3": Image("ns3", "containers/ns3/Dockerfile",
-                 files=("requirements.txt", "disciplines/core/*.c", "disciplines/core/*.h",
-                        "disciplines/ns3/CMakeLists.txt", "disciplines/ns3/*.cc",
-                        "disciplines/ns3/*.h", "disciplines/ns3/tests/*.cc")),
-    "analysis": Image("analysis", "containers/analysis/Dockerfile"),
-    "kmod": Image("kmod", "containers/kmod/Dockerfile"),
-    "emu": Image("emu", "containers/emu/Dockerfile",
-                 files=("requirements.txt", "disciplines/core/*.c", "disciplines/core/*.h",
-                        "disciplines/core/sources.mk", "disciplines/emu/Makefile",
-                        "disciplines/emu/qlab-emu.c")),
-}
+# What a Dockerfile copies from the checkout is in its own header: lines
+#   # qlab-context: GLOB [GLOB]...
+# (repo-relative), so an image is one file: containers/<name>/Dockerfile.
+CONTEXT_LINE = "# qlab-context:"
+
+
+def _discover() -> dict[str, Image]:
+    """The base (a debootstrap, not a Dockerfile) and every
+    containers/<name>/Dockerfile, FROM the base."""
+    images = {"base": Image("base", "containers/base/mkrootfs.sh", base=None,
+                            recipe_files=("containers/base/apt.conf", "containers/base/dpkg.cfg"))}
+    for dockerfile in sorted((paths.ROOT / "containers").glob("*/Dockerfile")):
+        name = dockerfile.parent.name
+        files = tuple(glob for line in dockerfile.read_text(encoding="utf-8").splitlines()
+                      if line.startswith(CONTEXT_LINE) for glob in line[len(CONTEXT_LINE):].split())
+        images[name] = Image(name, str(dockerfile.relative_to(paths.ROOT)), files=files)
+    return images
+
+
+IMAGES: dict[str, Image] = _discover()
 
 # Under `runtime: docker`, a backend's jobs (these rules, whose paths carry
 # the backend) run in the backend's image (Backend.image); analyses and the
