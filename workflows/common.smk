@@ -83,8 +83,23 @@ def plan_text(job):
 
 
 def plan_digest(wildcards):
-    """What the plan rule reruns on: the plan's content."""
+    """The plan's content, on which its plan job reruns (a params trigger)."""
     return hashlib.sha256(plan_text(job_of(wildcards)).encode()).hexdigest()
+
+
+def write_plan(wildcards, path, log):
+    """The plan rule's job: the plan, written only when its content differs."""
+    changed = sc.write_if_changed(Path(path), plan_text(job_of(wildcards)))
+    Path(log).write_text(f"{path}: {'written' if changed else 'unchanged'}\n")
+
+
+def write_scenario_description(wildcards, output, log):
+    """The describe_scenario rule's job: scenario.json and graph.json."""
+    lines = []
+    for path, text in ((output.scenario, sc.canonical_json(resolved_doc(wildcards))),
+                       (output.graph, scenario_graph_text(wildcards))):
+        lines.append(f"{path}: {'written' if sc.write_if_changed(Path(path), text) else 'unchanged'}\n")
+    Path(log).write_text("".join(lines))
 
 
 def scenario_graph_text(wildcards):

@@ -7,11 +7,13 @@
 rule plan:
     output:
         f"{RESULTS}/jobs/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.json",
+    log:
+        f"{RESULTS}/logs/plan/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.log",
     params:
         digest=plan_digest,
     localrule: True
     run:
-        sc.write_if_changed(Path(output[0]), plan_text(job_of(wildcards)))
+        write_plan(wildcards, output[0], log[0])
 
 
 rule simulate:
@@ -46,14 +48,15 @@ rule describe_scenario:
     output:
         scenario=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/scenario.json",
         graph=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/graph.json",
+    log:
+        f"{RESULTS}/logs/describe/{{paper}}/{{name}}/{{backend}}.log",
     params:
         digest=lambda w: hashlib.sha256(
             (sc.canonical_json(resolved_doc(w)) + scenario_graph_text(w)).encode()
         ).hexdigest(),
     localrule: True
     run:
-        sc.write_if_changed(Path(output.scenario), sc.canonical_json(resolved_doc(wildcards)))
-        sc.write_if_changed(Path(output.graph), scenario_graph_text(wildcards))
+        write_scenario_description(wildcards, output, log[0])
 
 
 rule collect:
