@@ -2,9 +2,6 @@
 
 # the core's one source list and what it lists
 CORE_SOURCES = ["disciplines/core/sources.mk"] + sorted(str(p) for p in Path("disciplines/core").glob("*.[ch]"))
-NS3_SOURCES = sorted(
-    str(p) for pattern in ("*.cc", "*.h", "tests/*.cc") for p in Path("disciplines/ns3").glob(pattern)
-)
 
 
 rule build_core:
@@ -21,19 +18,22 @@ rule build_core:
         "make -C disciplines/core -j{threads} > {log} 2>&1"
 
 
-rule build_ns3:
-    input:
-        CORE_SOURCES,
-        NS3_SOURCES,
-        "disciplines/ns3/CMakeLists.txt",
-    output:
-        "build/ns3/qlab-ns3-run",
-        "build/ns3/qlab-ns3-golden",
-        "build/ns3/qlab-ns3-test-typed",
-        "build/ns3/qlab-ns3-test-flow-hash",
-    log:
-        "logs/build/ns3.log",
-    threads: 2
-    shell:
-        "(cmake -S disciplines/ns3 -B build/ns3 -DCMAKE_BUILD_TYPE=Release"
-        " && cmake --build build/ns3 -j{threads}) > {log} 2>&1"
+# Each backend's runner, as the backend declares it (qlab/backends: a new
+# backend's build is part of its module, not listed here).
+for _name in qlab_backends.names():
+    _backend = qlab_backends.get(_name)
+    if _backend.build_command:
+
+        rule:
+            name:
+                f"build_{_name}"
+            input:
+                CORE_SOURCES,
+                sorted(str(p) for pattern in _backend.build_inputs for p in Path().glob(pattern)),
+            output:
+                _backend.build_outputs,
+            log:
+                f"logs/build/{_name}.log",
+            threads: 2
+            shell:
+                f"({_backend.build_command}) > {{log}} 2>&1"

@@ -31,6 +31,13 @@ class Backend(abc.ABC):
     # scripts/in-image's own, so they may override them, e.g. --user); a
     # realtime backend's jobs also get a real-time CPU budget there.
     docker_options: tuple[str, ...] = ()
+    # How its runner is built from this tree, when it is (workflows/build.smk
+    # makes a rule `build_<name>` of it): a shell command run at the
+    # checkout's root, the files it reads (globs) and the files it makes
+    # (repo-relative; the runner among them, and what the backend's tests need).
+    build_command: str | None = None
+    build_inputs: tuple[str, ...] = ()
+    build_outputs: tuple[str, ...] = ()
 
     @abc.abstractmethod
     def tools(self) -> dict[str, Path]:

@@ -20,6 +20,12 @@ class Ns3Backend(Backend):
     name = "ns3"
     summary = "ns-3 3.37 (Debian), qlab's queue discs and runner; any graph, any scale (the default)"
     image = "ns3"
+    build_command = ("cmake -S disciplines/ns3 -B build/ns3 -DCMAKE_BUILD_TYPE=Release"
+                     " && cmake --build build/ns3 -j2")
+    build_inputs = ("disciplines/ns3/CMakeLists.txt", "disciplines/ns3/*.cc", "disciplines/ns3/*.h",
+                    "disciplines/ns3/tests/*.cc")
+    build_outputs = ("build/ns3/qlab-ns3-run", "build/ns3/qlab-ns3-golden", "build/ns3/qlab-ns3-test-typed",
+                     "build/ns3/qlab-ns3-test-flow-hash")
 
     def tools(self) -> dict[str, Path]:
         return {"the ns-3 runner qlab-ns3-run": paths.NS3_RUNNER}
