@@ -675,7 +675,7 @@ def test_snakemake_ansible_mininet_end_to_end(emu, tmp_path):
     # the page: four figures, the ratio table, every run's validity
     page = (site / "emulation.html").read_text(encoding="utf-8")
     assert page.count("data:image/png;base64") == 4
-    assert "Mininet / ns-3 per metric" in page and "No results" not in page
+    assert "mininet / ns3 per metric, series and flows" in page and "No results" not in page
     text = re.sub(r"<[^>]+>", " ", page)
     assert re.search(r"mininet\s+droptail\s+1\s+1", text) and re.search(r"ns3\s+ncq\s+1\s+1", text)
     assert "Every run passed its backend" in text
