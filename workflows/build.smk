@@ -34,6 +34,10 @@ for _name in qlab_backends.names():
                 _backend.build_outputs,
             log:
                 f"logs/build/{_name}.log",
+            # a param, not the shell string: directives are bound here, the
+            # shell string only when the job runs (the loop has moved on)
+            params:
+                command=_backend.build_command,
             threads: 2
             shell:
-                f"({_backend.build_command}) > {{log}} 2>&1"
+                "({params.command}) > {log} 2>&1"
