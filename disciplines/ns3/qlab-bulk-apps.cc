@@ -4,13 +4,14 @@
  */
 #include "qlab-bulk-apps.h"
 
+#include "qlab-tcp-socket.h"
+
 #include "ns3/abort.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/log.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/tcp-socket-base.h"
-#include "ns3/tcp-socket-factory.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
@@ -40,6 +41,7 @@ QlabBulkSender::QlabBulkSender()
       m_segmentBytes(536),
       m_goalBytes(0),
       m_tos(0),
+      m_synsSent(0),
       m_connected(false),
       m_closed(false),
       m_handedBytes(0),
@@ -77,10 +79,23 @@ QlabBulkSender::GetRetxSegments() const
     return m_retxSegments;
 }
 
+Ptr<QlabTcpSocket>
+QlabBulkSender::GetSocket() const
+{
+    return m_socket;
+}
+
+void
+QlabBulkSender::SetTcpChangeCallback(Callback<void> changed)
+{
+    m_tcpChanged = changed;
+}
+
 void
 QlabBulkSender::DoDispose()
 {
     m_socket = nullptr;
+    m_tcpChanged = Callback<void>();
     Application::DoDispose();
 }
 
@@ -88,10 +103,18 @@ void
 QlabBulkSender::StartApplication()
 {
     NS_LOG_FUNCTION(this);
-    m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    m_socket = QlabTcpSocket::Create(GetNode());
     // Per-flow MSS: set before Connect, while the socket is still closed.
     m_socket->SetAttribute("SegmentSize", UintegerValue(m_segmentBytes));
     m_socket->TraceConnectWithoutContext("Tx", MakeCallback(&QlabBulkSender::Transmitted, this));
+    if (!m_tcpChanged.IsNull())
+    {
+        m_socket->TraceConnectWithoutContext("State",
+                                             MakeCallback(&QlabBulkSender::StateChanged, this));
+        m_socket->TraceConnectWithoutContext(
+            "CongState",
+            MakeCallback(&QlabBulkSender::CongStateChanged, this));
+    }
     NS_ABORT_MSG_IF(m_socket->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_localPort)) != 0,
                     "QlabBulkSender: cannot bind TCP port " << m_localPort);
     m_socket->SetConnectCallback(MakeCallback(&QlabBulkSender::ConnectionSucceeded, this),
@@ -168,6 +191,10 @@ QlabBulkSender::Transmitted(Ptr<const Packet> payload,
                             Ptr<const TcpSocketBase> /* socket */)
 {
     const uint32_t len = payload->GetSize();
+    if ((header.GetFlags() & TcpHeader::SYN) && m_synsSent++ > 0 && !m_tcpChanged.IsNull())
+    {
+        m_tcpChanged(); // a SYN sent again
+    }
     if (len == 0)
     {
         return; // SYN, FIN or pure ACK
@@ -184,6 +211,19 @@ QlabBulkSender::Transmitted(Ptr<const Packet> payload,
         m_highestSent = end;
         m_anySent = true;
     }
+}
+
+void
+QlabBulkSender::StateChanged(TcpSocket::TcpStates_t /* from */, TcpSocket::TcpStates_t /* to */)
+{
+    m_tcpChanged();
+}
+
+void
+QlabBulkSender::CongStateChanged(TcpSocketState::TcpCongState_t /* from */,
+                                 TcpSocketState::TcpCongState_t /* to */)
+{
+    m_tcpChanged();
 }
 
 // ---------------------------------------------------------------- sink
@@ -259,7 +299,7 @@ void
 QlabBulkSink::StartApplication()
 {
     NS_LOG_FUNCTION(this);
-    m_listener = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    m_listener = QlabTcpSocket::Create(GetNode());
     // The accepted socket is a copy of the listener, so it inherits the MSS.
     m_listener->SetAttribute("SegmentSize", UintegerValue(m_segmentBytes));
     NS_ABORT_MSG_IF(m_listener->Bind(m_local) != 0, "QlabBulkSink: cannot bind " << m_local);

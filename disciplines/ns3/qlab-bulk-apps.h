@@ -20,6 +20,8 @@
 #include "ns3/sequence-number.h"
 #include "ns3/socket.h"
 #include "ns3/tcp-header.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/tcp-socket.h"
 
 #include <cstdint>
 
@@ -27,13 +29,15 @@ namespace ns3
 {
 
 class Packet;
+class QlabTcpSocket;
 class TcpSocketBase;
 
 /**
  * Sends `bytes` bytes to a sink over TCP from a given local port, refilling
  * the socket's send buffer whenever it has room, then closes the connection.
  * Counts the data segments TCP transmitted; a data segment starting below
- * the highest sequence number already sent is a retransmission.
+ * the highest sequence number already sent is a retransmission.  The socket
+ * is a QlabTcpSocket (qlab-tcp-socket.h).
  */
 class QlabBulkSender : public Application
 {
@@ -60,6 +64,15 @@ class QlabBulkSender : public Application
     /// \return data segments retransmitted
     uint64_t GetRetxSegments() const;
 
+    /// \return the connection's socket (null before the application starts)
+    Ptr<QlabTcpSocket> GetSocket() const;
+
+    /**
+     * \param changed called when the connection's state or its congestion
+     * state changes, or a SYN is sent again (set before the application starts)
+     */
+    void SetTcpChangeCallback(Callback<void> changed);
+
   protected:
     void DoDispose() override;
 
@@ -73,6 +86,8 @@ class QlabBulkSender : public Application
     void Transmitted(Ptr<const Packet> payload,
                      const TcpHeader& header,
                      Ptr<const TcpSocketBase> socket);
+    void StateChanged(TcpSocket::TcpStates_t from, TcpSocket::TcpStates_t to);
+    void CongStateChanged(TcpSocketState::TcpCongState_t from, TcpSocketState::TcpCongState_t to);
 
     Address m_peer;
     uint16_t m_localPort;
@@ -80,7 +95,9 @@ class QlabBulkSender : public Application
     uint64_t m_goalBytes;
     uint8_t m_tos;
 
-    Ptr<Socket> m_socket;
+    Ptr<QlabTcpSocket> m_socket;
+    Callback<void> m_tcpChanged;
+    uint32_t m_synsSent;
     bool m_connected;
     bool m_closed;          //!< Close() called: no more data
     uint64_t m_handedBytes; //!< bytes given to the socket so far

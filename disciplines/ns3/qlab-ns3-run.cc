@@ -88,6 +88,7 @@
 #include "qlab-network.h"
 #include "qlab-plan.h"
 #include "qlab-queue-disc.h"
+#include "qlab-tcp-socket.h"
 
 #include "ns3/core-module.h"
 #include "ns3/ipv4-queue-disc-item.h"
@@ -229,6 +230,17 @@ FifoReason(const char* reason)
     return std::strcmp(reason, FifoQueueDisc::LIMIT_EXCEEDED_DROP) == 0
                ? QlabQueueDisc::OVERFLOW_DROP
                : reason;
+}
+
+/// Which of qlab's TCP patches this run has (runner.json's versions): the
+/// #991 fix always; Karn's rule on the handshake unless turned off through
+/// NS_ATTRIBUTE_DEFAULT='ns3::QlabTcpSocket::HandshakeKarn=false'.
+std::string
+TcpPatches()
+{
+    BooleanValue karn;
+    CreateObject<QlabTcpSocket>()->GetAttribute("HandshakeKarn", karn);
+    return karn.Get() ? "ns3-issue-991,handshake-karn" : "ns3-issue-991";
 }
 
 /// Runs a plan's network and writes its raw facts.
@@ -520,7 +532,9 @@ Runner::WriteRunnerJson(double wallSeconds)
 {
     nlohmann::ordered_json info;
     info["end_ns"] = m_endNs;
-    info["versions"] = {{"ns3", QLAB_NS3_VERSION}, {"compiler", __VERSION__}};
+    info["versions"] = {{"ns3", QLAB_NS3_VERSION},
+                        {"ns3-tcp-patches", TcpPatches()},
+                        {"compiler", __VERSION__}};
     info["wall_time_s"] = wallSeconds;
     const std::filesystem::path path = m_outDir / "runner.json";
     std::ofstream out(path);

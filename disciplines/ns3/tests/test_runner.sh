@@ -22,7 +22,8 @@ if [ $# = 0 ] && [ ! -x "$runner" ]; then
 fi
 runner=$(cd "$(dirname "$runner")" && pwd)/$(basename "$runner")
 flow_hash=$(dirname "$runner")/qlab-ns3-test-flow-hash
-for f in "$runner" "$flow_hash" "$python"; do
+tcp_handshake=$(dirname "$runner")/qlab-ns3-test-tcp-handshake
+for f in "$runner" "$flow_hash" "$tcp_handshake" "$python"; do
 	if [ ! -x "$f" ]; then
 		echo "no $f"
 		echo "0 passed, 1 failed"
@@ -452,6 +453,20 @@ else
 fi
 if [ -s "$tmp/ncq.json" ]; then
 	check "flow hash: 0 for a discipline that ignores it (ncq)" "$flow_hash" "$tmp/ncq.json"
+fi
+
+# --- TCP: Karn's rule on the handshake (qlab-tcp-socket.h) ----------------------
+# The checks hold with qlab's fix and fail with ns-3 3.37's behaviour
+# (HandshakeKarn = false): exactly the lost-handshake checks, not the clean ones.
+check "Karn's rule on the handshake, RFC 6298 5.7 (test_tcp_handshake.cc)" "$tcp_handshake"
+"$tcp_handshake" --unpatched >"$tmp/unpatched.out" 2>&1
+rc=$?
+unpatched_fails=$(grep -c '^FAIL' "$tmp/unpatched.out")
+if [ $rc = 1 ] && [ "$unpatched_fails" = 6 ] && ! grep -q '^FAIL clean' "$tmp/unpatched.out" &&
+	grep -q '^FAIL two lost SYNs: first data RTO is 3 s .*first data RTO 9060' "$tmp/unpatched.out"; then
+	ok "the same checks fail on ns-3 3.37's handshake (6 fail: RTT sampled from the first SYN)"
+else
+	fail "the same checks fail on ns-3 3.37's handshake (exit $rc, $unpatched_fails failed)"
 fi
 
 # --- bad plans exit 2 and name the field ---------------------------------------
