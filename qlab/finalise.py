@@ -3,7 +3,8 @@ what a completed flow, its completion time, its goodput and its losses are,
 for every backend (docs/traces.md, "Raw facts" and "flows.csv.gz").
 
 ``check_raw`` validates what a runner wrote against its plan; ``finalise``
-writes ``flows.csv.gz``, ``queues.csv.gz`` and ``packets.csv.gz`` beside it.
+writes ``flows.csv.gz``, ``queues.csv.gz``, ``packets.csv.gz`` and
+``tcp.csv.gz`` beside it.
 Times stay integer nanoseconds until they are written, as seconds with nine
 decimals.
 """
@@ -53,7 +54,8 @@ def check_raw(workdir: Path, plan: dict[str, Any],
     for table, spec in traces.RAW_TABLES.items():
         path = workdir / f"{table}.csv"
         if not path.exists():
-            if spec["required"] or (table == "packet_facts" and plan["trace"]["packets"]):
+            if spec["required"] or (table == "packet_facts" and plan["trace"]["packets"]) \
+                    or (table == "tcp_facts" and plan["trace"].get("tcp")):
                 problems.append(f"{path}: missing")
             continue
         p, rows = traces.check_table(path, table, raw=True)
@@ -121,7 +123,24 @@ def check_raw(workdir: Path, plan: dict[str, Any],
         if r["flow_id"] is not None and r["flow_id"] not in flows:
             problems.append(f"{workdir / 'packet_facts.csv'}: unknown flow {r['flow_id']}")
             break
+    if "tcp_facts" in tables:
+        problems += _check_tcp_facts(workdir / "tcp_facts.csv", tables["tcp_facts"], plan, end_ns)
     return problems, tables
+
+
+def _check_tcp_facts(path: Path, rows: list[dict[str, Any]], plan: dict[str, Any],
+                     end_ns: int | None) -> list[str]:
+    """Rows only of the flows trace.tcp names, between each one's start and
+    the run's end, with counters that never decrease."""
+    traced = set(plan["trace"].get("tcp", []))
+    start = {f["flow_id"]: f["start_ns"] for f in plan["flows"]}
+    for r in rows:
+        if r["flow_id"] not in traced:
+            return [f"{path}: flow {r['flow_id']} is not in the plan's trace.tcp"]
+        if r["time_ns"] < start[r["flow_id"]] or (end_ns is not None and r["time_ns"] > end_ns):
+            return [f"{path}: flow {r['flow_id']}: a row at {r['time_ns']} ns, outside its start "
+                    f"({start[r['flow_id']]}) and the run's end ({end_ns})"]
+    return traces.check_tcp_rows(path, rows)
 
 
 def flow_rows(plan: dict[str, Any], facts: list[dict[str, Any]], end_ns: int) -> tuple[list[list[str]], bool]:
@@ -200,4 +219,11 @@ def finalise(workdir: Path, plan: dict[str, Any], facts: dict[str, Any],
                  str(r["len_bytes"]), _na(r["flow_id"]), _na(r["sojourn_ns"], fmt_s), _na(r["reason"])]
                 for r in tables["packet_facts"]]
         traces.atomic_write_bytes(workdir / "packets.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
+    if "tcp_facts" in tables:
+        names = [c.name for c in traces.TABLES["tcp"]["columns"]]
+        rows = [[fmt_s(r["time_ns"]), str(r["flow_id"]), str(r["cwnd_bytes"]), str(r["ssthresh_bytes"]),
+                 _na(r["srtt_ns"], fmt_s), fmt_s(r["rto_ns"]), str(r["retx_packets"]),
+                 str(r["syn_retx_packets"]), r["state"], r["ca_state"]]
+                for r in tables["tcp_facts"]]
+        traces.atomic_write_bytes(workdir / "tcp.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
     return all_done

@@ -290,7 +290,7 @@ def build(doc: dict[str, Any], *, scenario: str, paper: str, backend: str, serie
             "initial_cwnd_segments": int(tcp["initial_cwnd_segments"]),
             "delayed_ack_count": int(tcp["delayed_ack_count"]), "min_rto_ns": ns(tcp["min_rto_s"]),
             "syn_timeout_ns": ns(tcp["syn_timeout_s"]), "rcv_buf_bytes": int(tcp["rcv_buf_bytes"]),
-            "snd_buf_bytes": int(tcp["snd_buf_bytes"]),
+            "snd_buf_bytes": int(tcp["snd_buf_bytes"]), "handshake": bool(tcp.get("handshake", True)),
         },
         # shared by every series and backend of the seed: plans are read-only
         "nodes": graph.nodes,
@@ -298,8 +298,21 @@ def build(doc: dict[str, Any], *, scenario: str, paper: str, backend: str, serie
         "routes": graph.routes,
         "flows": workload["flows"],
         "trace": {"queue_sample_interval_ns": ns(doc["trace"]["queue_sample_interval_s"]),
-                  "packets": bool(doc["trace"]["packets"]), "queues": traced},
+                  "packets": bool(doc["trace"]["packets"]), "queues": traced,
+                  "tcp": tcp_traced(doc["trace"].get("tcp", False), workload["flows"]),
+                  "tcp_sample_interval_ns": ns(doc["trace"].get("tcp_sample_interval_s", 0.1))},
     }
+
+
+def tcp_traced(spec: bool | list[int], flows: list[dict[str, Any]]) -> list[int]:
+    """The flow ids a scenario's trace.tcp asks for: every bulk flow (true),
+    none (false), or the listed ids this run has as bulk flows (a sweep over
+    the number of flows changes which exist)."""
+    bulk = [f["flow_id"] for f in flows if f["app"] == "bulk"]
+    if isinstance(spec, bool):
+        return bulk if spec else []
+    wanted = set(spec)
+    return [i for i in bulk if i in wanted]
 
 
 # ---------------------------------------------------------------------------
@@ -496,6 +509,10 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
                 if problem:
                     out.append(f"{where}: {problem}")
                     break
+    bulk = {f["flow_id"] for f in plan["flows"] if f["app"] == "bulk"}
+    for i, flow_id in enumerate(plan["trace"].get("tcp", [])):
+        if flow_id not in bulk:
+            out.append(f"trace.tcp[{i}]: no bulk (TCP) flow {flow_id}")
     for i, q in enumerate(plan["trace"]["queues"]):
         lid, _, node = q.partition(":")
         link = links.get(lid)

@@ -95,10 +95,10 @@ def run_job(job_file: Path, out_dir: Path, log: Path | None = None) -> dict[str,
         run["image"] = containers.current_image()
     (work / "run.json").write_text(json.dumps(run, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     # The flows' raw facts stay (small; the tables can be derived again from
-    # them and the plan); queue and packet facts are in the tables.
+    # them and the plan); queue, packet and tcp facts are in the tables.
     traces.atomic_write_bytes(work / "flow_facts.csv.gz",
                               traces.gzip_bytes((work / "flow_facts.csv").read_bytes()))
-    for name in ("flow_facts.csv", "queue_facts.csv", "packet_facts.csv", "runner.json"):
+    for name in ("flow_facts.csv", "queue_facts.csv", "packet_facts.csv", "tcp_facts.csv", "runner.json"):
         (work / name).unlink(missing_ok=True)
     problems = traces.check_dir(work)
     if problems:

@@ -337,6 +337,8 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
     trace = doc.get("trace") or {}
     if "packets" in trace.get("collect", []) and not trace.get("packets", False):
         out.append(("trace.collect", "collecting packets needs trace.packets: true"))
+    if "tcp" in trace.get("collect", []) and trace.get("tcp", False) in (False, []):
+        out.append(("trace.collect", "collecting tcp needs trace.tcp (true or flow ids)"))
     for name, sw in (doc.get("sweep") or {}).items():
         found, _ = _get(doc, sw["path"])
         if not found:

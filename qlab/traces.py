@@ -37,6 +37,10 @@ def _c(name: str, kind: str, na: bool = False, lo: float | None = None, hi: floa
 APPS = ("bulk", "cbr", "onoff", "voip")  # bulk is TCP; the others UDP (docs/jobs.md)
 UDP_APPS = APPS[1:]
 REASONS = ("overflow", "aqm", "precedence_local", "precedence_cross", "delay")
+# tcp: a connection's state (RFC 793's names) and its congestion state (Linux's tcpi_ca_state)
+TCP_STATES = ("CLOSED", "LISTEN", "SYN_SENT", "SYN_RCVD", "ESTABLISHED", "CLOSE_WAIT", "LAST_ACK",
+              "FIN_WAIT_1", "FIN_WAIT_2", "CLOSING", "TIME_WAIT")
+CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
 
 TABLES: dict[str, dict[str, Any]] = {
     "flows": {
@@ -75,6 +79,17 @@ TABLES: dict[str, dict[str, Any]] = {
             _c("sojourn_s", "float", na=True, lo=0), _c("reason", "str", na=True, choices=REASONS),
         ),
     },
+    "tcp": {
+        "required": False,
+        "sort": ("time_s", "flow_id"),
+        "columns": (
+            _c("time_s", "float", lo=0), _c("flow_id", "int", lo=0), _c("cwnd_bytes", "int", lo=0),
+            _c("ssthresh_bytes", "int", lo=0), _c("srtt_s", "float", na=True, lo=0),
+            _c("rto_s", "float", lo=0), _c("retx_packets", "int", lo=0),
+            _c("syn_retx_packets", "int", lo=0), _c("state", "str", choices=TCP_STATES),
+            _c("ca_state", "str", choices=CA_STATES),
+        ),
+    },
 }
 
 # What a runner writes (docs/traces.md, "Raw facts"); qlab.finalise turns
@@ -108,6 +123,17 @@ RAW_TABLES: dict[str, dict[str, Any]] = {
             _c("event", "str", choices=("enq", "deq", "drop", "mark")), _c("band", "int", lo=0),
             _c("len_bytes", "int", lo=1), _c("flow_id", "int", na=True, lo=0),
             _c("sojourn_ns", "int", na=True, lo=0), _c("reason", "str", na=True, choices=REASONS),
+        ),
+    },
+    "tcp_facts": {
+        "required": False,
+        "sort": ("time_ns", "flow_id"),
+        "columns": (
+            _c("time_ns", "int", lo=0), _c("flow_id", "int", lo=0), _c("cwnd_bytes", "int", lo=0),
+            _c("ssthresh_bytes", "int", lo=0), _c("srtt_ns", "int", na=True, lo=0),
+            _c("rto_ns", "int", lo=0), _c("retx_packets", "int", lo=0),
+            _c("syn_retx_packets", "int", lo=0), _c("state", "str", choices=TCP_STATES),
+            _c("ca_state", "str", choices=CA_STATES),
         ),
     },
 }
@@ -309,6 +335,20 @@ def check_queue_rows(path: Path, rows: list[dict[str, Any]], time_col: str = "ti
     return out
 
 
+def check_tcp_rows(path: Path, rows: list[dict[str, Any]]) -> list[str]:
+    """Per flow: the retransmission counters never decrease."""
+    last: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        prev = last.get(r["flow_id"])
+        if prev is not None:
+            for k in ("retx_packets", "syn_retx_packets"):
+                if r[k] < prev[k]:
+                    when = r.get("time_s", r.get("time_ns"))
+                    return [f"{path}: flow {r['flow_id']}: {k} decreases at {when}"]
+        last[r["flow_id"]] = r
+    return []
+
+
 def check_run_json(path: Path) -> tuple[list[str], dict[str, Any]]:
     try:
         run = json.loads(path.read_text(encoding="utf-8"))
@@ -350,4 +390,6 @@ def check_dir(directory: Path) -> list[str]:
                             "but some flows did not complete")
     if tables.get("queues"):
         problems.extend(check_queue_rows(directory / "queues.csv.gz", tables["queues"]))
+    if tables.get("tcp"):
+        problems.extend(check_tcp_rows(directory / "tcp.csv.gz", tables["tcp"]))
     return problems

@@ -115,7 +115,26 @@ Network::Build()
     AssignAddresses();
     ConfigureRoutes();
     DeliverWithoutScans();
+    if (!m_plan.tcp.handshake)
+    {
+        SkipHandshakes();
+    }
     InstallApplications();
+}
+
+void
+Network::SkipHandshakes()
+{
+    // Every host's TCP hands its handshake segments straight to the peer's
+    // (qlab-handshake-shortcut.h): connections start established.
+    m_shortcut = std::make_unique<HandshakeShortcut>();
+    for (uint32_t n = 0; n < m_plan.nodes.size(); n++)
+    {
+        if (!m_plan.nodes[n].router)
+        {
+            m_shortcut->Install(m_nodes.Get(n), Ipv4Address(m_plan.nodes[n].address));
+        }
+    }
 }
 
 void
@@ -360,10 +379,41 @@ Network::FlowDone(std::size_t index)
         return;
     }
     m_flows[index].done = true;
+    if (!m_flowDone.IsNull())
+    {
+        m_flowDone(index);
+    }
     if (--m_remaining == 0 && m_plan.stopWhenDone)
     {
         Simulator::Stop();
     }
+}
+
+bool
+Network::GetTcpSnapshot(std::size_t index,
+                        QlabTcpSocket::Snapshot* snapshot,
+                        uint64_t* retxSegments) const
+{
+    const Ptr<QlabBulkSender>& sender = m_flows[index].sender;
+    if (!sender || !sender->GetSocket())
+    {
+        return false;
+    }
+    *snapshot = sender->GetSocket()->GetSnapshot();
+    *retxSegments = sender->GetRetxSegments();
+    return true;
+}
+
+void
+Network::SetTcpChangeCallback(std::size_t index, Callback<void> changed)
+{
+    m_flows[index].sender->SetTcpChangeCallback(changed);
+}
+
+void
+Network::SetFlowDoneCallback(Callback<void, std::size_t> done)
+{
+    m_flowDone = done;
 }
 
 Network::FlowFacts

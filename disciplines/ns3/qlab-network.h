@@ -11,8 +11,10 @@
 #define QLAB_NETWORK_H
 
 #include "qlab-bulk-apps.h"
+#include "qlab-handshake-shortcut.h"
 #include "qlab-plan.h"
 #include "qlab-queue-disc.h"
+#include "qlab-tcp-socket.h"
 #include "qlab-udp-apps.h"
 
 #include "ns3/net-device.h"
@@ -20,6 +22,7 @@
 #include "ns3/queue-disc.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,6 +69,25 @@ class Network
     /// \param index the flow's index in plan.flows
     FlowFacts GetFlowFacts(std::size_t index) const;
 
+    /**
+     * The TCP state of a bulk flow's sender (qlab-tcp-socket.h) and the data
+     * segments it retransmitted so far; false before its application started.
+     * \param index the flow's index in plan.flows (a bulk flow)
+     */
+    bool GetTcpSnapshot(std::size_t index,
+                        ns3::QlabTcpSocket::Snapshot* snapshot,
+                        uint64_t* retxSegments) const;
+
+    /**
+     * \param index a bulk flow's index in plan.flows
+     * \param changed called when its sender's connection state or congestion
+     * state changes or it sends a SYN again (set after Build, before running)
+     */
+    void SetTcpChangeCallback(std::size_t index, ns3::Callback<void> changed);
+
+    /// \param done called once per flow, with its index, when the flow is done
+    void SetFlowDoneCallback(ns3::Callback<void, std::size_t> done);
+
   private:
     void ConfigureTcp() const;
     void BuildLinks();
@@ -73,6 +95,7 @@ class Network
     void AssignAddresses();
     void ConfigureRoutes();
     void DeliverWithoutScans();
+    void SkipHandshakes();
     void InstallApplications();
     ns3::Ptr<ns3::QueueDisc> CreateQueueDisc(const QueueSpec& q) const;
     void FlowDone(std::size_t index);
@@ -95,6 +118,8 @@ class Network
     };
     std::vector<FlowApps> m_flows;
     std::size_t m_remaining = 0; //!< flows not done yet
+    ns3::Callback<void, std::size_t> m_flowDone;
+    std::unique_ptr<HandshakeShortcut> m_shortcut; //!< plan.tcp.handshake false
 };
 
 } // namespace qlab

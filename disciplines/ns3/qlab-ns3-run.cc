@@ -232,6 +232,34 @@ FifoReason(const char* reason)
                : reason;
 }
 
+/// A connection state as tcp_facts.csv names it (RFC 793's names).
+const char*
+TcpStateName(TcpSocket::TcpStates_t state)
+{
+    return state < TcpSocket::LAST_STATE ? TcpSocket::TcpStateName[state] : "UNKNOWN";
+}
+
+/// A congestion state as tcp_facts.csv names it (Linux's tcpi_ca_state names).
+const char*
+CongStateName(TcpSocketState::TcpCongState_t state)
+{
+    switch (state)
+    {
+    case TcpSocketState::CA_OPEN:
+        return "open";
+    case TcpSocketState::CA_DISORDER:
+        return "disorder";
+    case TcpSocketState::CA_CWR:
+        return "cwr";
+    case TcpSocketState::CA_RECOVERY:
+        return "recovery";
+    case TcpSocketState::CA_LOSS:
+        return "loss";
+    default:
+        return "unknown";
+    }
+}
+
 /// Which of qlab's TCP patches this run has (runner.json's versions): the
 /// #991 fix always; Karn's rule on the handshake unless turned off through
 /// NS_ATTRIBUTE_DEFAULT='ns3::QlabTcpSocket::HandshakeKarn=false'.
@@ -260,6 +288,21 @@ class Runner
     void WriteRunnerJson(double wallSeconds);
 
   private:
+    /// One row of tcp_facts.csv.
+    struct TcpRow
+    {
+        int64_t timeNs;
+        uint32_t flowId;
+        QlabTcpSocket::Snapshot tcp;
+        uint64_t retxSegments;
+    };
+
+    void BuildTcpTrace();
+    void SampleTcp(uint64_t k);
+    void OnTcpChange(std::size_t slot);
+    void OnFlowDone(std::size_t flow);
+    void TcpSample(std::size_t slot);
+    void WriteTcpFacts();
     void SampleQueues(uint64_t k);
     void WriteQueueSample();
     void OnBandEvent(std::size_t queue,
@@ -286,6 +329,10 @@ class Runner
     std::unique_ptr<CsvWriter> m_queueFacts;
     std::unique_ptr<CsvWriter> m_packetFacts;
     std::unordered_map<FiveTuple, uint32_t, FiveTupleHash> m_flowByTuple; // data direction
+    // trace.tcp: per traced flow (a slot, in plan.tcpTraced order) its rows
+    std::vector<std::vector<TcpRow>> m_tcpRows;
+    std::vector<bool> m_tcpDone;
+    std::unordered_map<std::size_t, std::size_t> m_tcpSlot; // flow index -> slot
     int64_t m_lastSampleNs = -1;
     uint64_t m_packetSeq = 0;
     int64_t m_endNs = 0;
@@ -298,6 +345,7 @@ Runner::Build()
     m_queueFacts = std::make_unique<CsvWriter>(m_outDir / "queue_facts.csv",
                                                "time_ns,queue,band,backlog_pkts,backlog_bytes,"
                                                "enqueued_pkts,dequeued_pkts,dropped_pkts");
+    BuildTcpTrace();
     if (!m_plan.tracePackets)
     {
         return;
@@ -336,6 +384,10 @@ Runner::Run()
 {
     Simulator::Stop(NanoSeconds(m_plan.durationNs));
     Simulator::Schedule(Seconds(0), &Runner::SampleQueues, this, 0);
+    if (!m_tcpSlot.empty())
+    {
+        Simulator::Schedule(Seconds(0), &Runner::SampleTcp, this, 0);
+    }
     Simulator::Run();
     m_endNs = Simulator::Now().GetNanoSeconds();
     WriteQueueSample(); // the state at the end (skipped if already sampled now)
@@ -344,6 +396,131 @@ Runner::Run()
     {
         m_packetFacts->Close();
     }
+    if (!m_tcpSlot.empty())
+    {
+        WriteTcpFacts();
+    }
+}
+
+void
+Runner::BuildTcpTrace()
+{
+    if (m_plan.tcpTraced.empty())
+    {
+        return;
+    }
+    m_tcpRows.resize(m_plan.tcpTraced.size());
+    m_tcpDone.assign(m_plan.tcpTraced.size(), false);
+    for (std::size_t slot = 0; slot < m_plan.tcpTraced.size(); slot++)
+    {
+        const std::size_t flow = m_plan.tcpTraced[slot];
+        m_tcpSlot.emplace(flow, slot);
+        m_network.SetTcpChangeCallback(flow, MakeCallback(&Runner::OnTcpChange, this, slot));
+    }
+    m_network.SetFlowDoneCallback(MakeCallback(&Runner::OnFlowDone, this));
+}
+
+void
+Runner::SampleTcp(uint64_t k)
+{
+    const int64_t now = Simulator::Now().GetNanoSeconds();
+    bool running = false;
+    for (std::size_t slot = 0; slot < m_plan.tcpTraced.size(); slot++)
+    {
+        if (!m_tcpDone[slot] && m_plan.flows[m_plan.tcpTraced[slot]].startNs <= now)
+        {
+            TcpSample(slot);
+        }
+        running = running || !m_tcpDone[slot];
+    }
+    const int64_t next = static_cast<int64_t>(k + 1) * m_plan.tcpSampleIntervalNs;
+    if (running && next <= m_plan.durationNs)
+    {
+        Simulator::Schedule(NanoSeconds(next) - Simulator::Now(), &Runner::SampleTcp, this, k + 1);
+    }
+}
+
+void
+Runner::OnTcpChange(std::size_t slot)
+{
+    // Sampled once the event that changed it is over, so the values settled
+    // (TcpSocketBase announces a state before it sets the RTO and windows).
+    Simulator::ScheduleNow(&Runner::TcpSample, this, slot);
+}
+
+void
+Runner::OnFlowDone(std::size_t flow)
+{
+    auto it = m_tcpSlot.find(flow);
+    if (it != m_tcpSlot.end() && !m_tcpDone[it->second])
+    {
+        TcpSample(it->second); // the state when the last byte arrived
+        m_tcpDone[it->second] = true;
+    }
+}
+
+void
+Runner::TcpSample(std::size_t slot)
+{
+    if (m_tcpDone[slot])
+    {
+        return;
+    }
+    const std::size_t flow = m_plan.tcpTraced[slot];
+    TcpRow row{Simulator::Now().GetNanoSeconds(), m_plan.flows[flow].flowId, {}, 0};
+    if (!m_network.GetTcpSnapshot(flow, &row.tcp, &row.retxSegments))
+    {
+        return; // not started yet
+    }
+    std::vector<TcpRow>& rows = m_tcpRows[slot];
+    if (!rows.empty())
+    {
+        const TcpRow& last = rows.back();
+        const QlabTcpSocket::Snapshot& a = last.tcp;
+        const QlabTcpSocket::Snapshot& b = row.tcp;
+        if (last.timeNs == row.timeNs && last.retxSegments == row.retxSegments &&
+            a.cwndBytes == b.cwndBytes && a.ssthreshBytes == b.ssthreshBytes &&
+            a.haveSrtt == b.haveSrtt && a.srttNs == b.srttNs && a.rtoNs == b.rtoNs &&
+            a.state == b.state && a.congState == b.congState && a.synRetx == b.synRetx)
+        {
+            return; // nothing new at this instant
+        }
+    }
+    rows.push_back(row);
+}
+
+void
+Runner::WriteTcpFacts()
+{
+    std::vector<TcpRow> rows;
+    for (const std::vector<TcpRow>& flowRows : m_tcpRows)
+    {
+        rows.insert(rows.end(), flowRows.begin(), flowRows.end());
+    }
+    // Each flow's rows are in time order; same-time rows of a flow keep theirs.
+    std::stable_sort(rows.begin(), rows.end(), [](const TcpRow& x, const TcpRow& y) {
+        return x.timeNs != y.timeNs ? x.timeNs < y.timeNs : x.flowId < y.flowId;
+    });
+    CsvWriter out(m_outDir / "tcp_facts.csv",
+                  "time_ns,flow_id,cwnd_bytes,ssthresh_bytes,srtt_ns,rto_ns,retx_packets,"
+                  "syn_retx_packets,state,ca_state");
+    for (const TcpRow& r : rows)
+    {
+        char srtt[24] = "NA";
+        if (r.tcp.haveSrtt)
+        {
+            std::snprintf(srtt, sizeof(srtt), "%" PRId64, r.tcp.srttNs);
+        }
+        char line[256];
+        std::snprintf(line, sizeof(line),
+                      "%" PRId64 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%s,%" PRId64 ",%" PRIu64
+                      ",%" PRIu32 ",%s,%s",
+                      r.timeNs, r.flowId, r.tcp.cwndBytes, r.tcp.ssthreshBytes, srtt, r.tcp.rtoNs,
+                      r.retxSegments, r.tcp.synRetx, TcpStateName(r.tcp.state),
+                      CongStateName(r.tcp.congState));
+        out.Line(line);
+    }
+    out.Close();
 }
 
 void

@@ -487,6 +487,8 @@ ParseTcp(const json& doc, Plan& plan)
     plan.tcp.synTimeoutNs = static_cast<int64_t>(Uint(tcp, p, "syn_timeout_ns", 1, 1000000000000ULL));
     plan.tcp.rcvBufBytes = Uint(tcp, p, "rcv_buf_bytes", 1024, UINT32_MAX);
     plan.tcp.sndBufBytes = Uint(tcp, p, "snd_buf_bytes", 1024, UINT32_MAX);
+    // Optional (docs/job.schema.json): absent means the handshake runs.
+    plan.tcp.handshake = tcp.contains("handshake") ? Bool(tcp, p, "handshake") : true;
 }
 
 void
@@ -766,6 +768,38 @@ ParseTrace(const json& doc, Plan& plan, const std::unordered_map<std::string, ui
     }
     std::sort(plan.traced.begin(), plan.traced.end(),
               [](const TracedQueueSpec& x, const TracedQueueSpec& y) { return x.name < y.name; });
+
+    // trace.tcp (optional): bulk flows whose TCP state is sampled.
+    if (!trace.contains("tcp"))
+    {
+        return;
+    }
+    const json& tcp = Array(trace, "trace", "tcp");
+    std::unordered_map<uint32_t, std::size_t> flowIndex;
+    for (std::size_t i = 0; i < plan.flows.size(); i++)
+    {
+        flowIndex.emplace(plan.flows[i].flowId, i);
+    }
+    std::set<std::size_t> seen;
+    for (std::size_t i = 0; i < tcp.size(); i++)
+    {
+        const std::string path = Index("trace.tcp", i);
+        const uint32_t id = static_cast<uint32_t>(UintValue(tcp[i], path, 0, UINT32_MAX));
+        auto flow = flowIndex.find(id);
+        if (flow == flowIndex.end() || plan.flows[flow->second].udp)
+        {
+            throw PlanError(path + ": no bulk (TCP) flow " + std::to_string(id));
+        }
+        if (!seen.insert(flow->second).second)
+        {
+            throw PlanError(path + ": flow " + std::to_string(id) + " is listed twice");
+        }
+        plan.tcpTraced.push_back(flow->second);
+    }
+    if (!plan.tcpTraced.empty())
+    {
+        plan.tcpSampleIntervalNs = Ns(trace, "trace", "tcp_sample_interval_ns", 1);
+    }
 }
 
 /// Every flow has a path both ways (data, and TCP's ACKs); its packets fit

@@ -133,6 +133,8 @@ struct TcpSpec
     int64_t synTimeoutNs = 0;
     uint32_t rcvBufBytes = 0;
     uint32_t sndBufBytes = 0;
+    /// false: connections start established (qlab-handshake-shortcut.h)
+    bool handshake = true;
 };
 
 /// A traced queue, LINK:NODE.
@@ -157,6 +159,8 @@ struct Plan
     int64_t queueSampleIntervalNs = 0;
     bool tracePackets = false;
     std::vector<TracedQueueSpec> traced; //!< sorted by name (the facts' order)
+    std::vector<std::size_t> tcpTraced;  //!< trace.tcp: indices into flows (bulk), plan order
+    int64_t tcpSampleIntervalNs = 0;     //!< valid when tcpTraced is not empty
 
     /// The queue at `node`'s end of a link.
     const QueueSpec& QueueAt(const LinkSpec& link, uint32_t node) const

@@ -74,6 +74,17 @@ class _Interrupted(Exception):
 MAX_FLOWS = 2000
 
 
+def _ns3_only_tcp(plan: dict[str, Any]) -> list[str]:
+    """The plan's TCP options that only the ns3 backend models."""
+    out = []
+    if plan["tcp"].get("handshake", True) is False:
+        out.append("tcp.handshake: false (connections that start established, as ns-2's one-way "
+                   "TCP) exists only in the ns3 backend: Linux TCP always opens with a handshake")
+    if plan["trace"].get("tcp"):
+        out.append("trace.tcp: per-flow TCP state traces exist only in the ns3 backend")
+    return out
+
+
 class MininetBackend(Backend):
     name = "mininet"
     summary = ("Mininet with Linux hosts and qlab-emu as the bottleneck, launched by Ansible; "
@@ -116,7 +127,11 @@ class MininetBackend(Backend):
         """A dumbbell: two routers, one link between them with a discipline at
         one end (qlab-emu's forward link) and a lossless queue at the other,
         hosts on access links of one delay (folded into the emulator: this
-        kernel has no netem), data from the discipline's side only."""
+        kernel has no netem), data from the discipline's side only; Linux
+        TCP (no connection without a handshake, no per-flow TCP traces)."""
+        ns3_only = _ns3_only_tcp(plan)
+        if ns3_only:
+            return ns3_only
         nodes = {n["id"]: n for n in plan["nodes"]}
         routers = [n["id"] for n in plan["nodes"] if n["kind"] == "router"]
         between = [(i, lk) for i, lk in enumerate(plan["links"])

@@ -78,6 +78,7 @@ pycheck() { # NAME ARGS... < PYTHON: ok when the script's assertions hold
 flow_facts_header="flow_id,tx_packets,retx_packets,rx_packets,rx_bytes,first_rx_ns,last_rx_ns,delay_sum_ns,delay_max_ns"
 queue_facts_header="time_ns,queue,band,backlog_pkts,backlog_bytes,enqueued_pkts,dequeued_pkts,dropped_pkts"
 packet_facts_header="seq,time_ns,queue,event,band,len_bytes,flow_id,sojourn_ns,reason"
+tcp_facts_header="time_ns,flow_id,cwnd_bytes,ssthresh_bytes,srtt_ns,rto_ns,retx_packets,syn_retx_packets,state,ca_state"
 
 # --- a tiny dumbbell: flow 0 small (MSS 100, 10 kB), flow 1 1 MB (MSS 1460, cls 1)
 scenario test tiny <<'EOF'
@@ -469,6 +470,91 @@ else
 	fail "the same checks fail on ns-3 3.37's handshake (exit $rc, $unpatched_fails failed)"
 fi
 
+# --- TCP: tcp.handshake false, trace.tcp --------------------------------------------
+# The tiny ncq plan (run above with the handshake) again with the connections
+# established at their start and every flow's TCP state traced.
+if "$python" - "$tmp/ncq.json" "$tmp/nohs.json" <<'EOF'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["tcp"]["handshake"] is True and p["trace"]["tcp"] == []
+p["tcp"]["handshake"] = False
+p["trace"].update(tcp=[f["flow_id"] for f in p["flows"]], tcp_sample_interval_ns=50000000)
+json.dump(p, open(sys.argv[2], "w"))
+EOF
+then
+	if run "$tmp/nohs.json" "$tmp/nohs" && run "$tmp/nohs.json" "$tmp/nohs-b"; then
+		ok "handshake false, trace.tcp: the tiny plan runs"
+		cmp -s "$tmp/nohs/tcp_facts.csv" "$tmp/nohs-b/tcp_facts.csv" &&
+			ok "tcp_facts identical on rerun" || fail "tcp_facts identical on rerun"
+		[ "$(head -1 "$tmp/nohs/tcp_facts.csv")" = "$tcp_facts_header" ] &&
+			ok "tcp_facts header (docs/traces.md)" || fail "tcp_facts header (docs/traces.md)"
+	else
+		fail "handshake false, trace.tcp: the tiny plan runs ($(cat "$tmp/nohs.log"))"
+	fi
+else
+	fail "handshake false: plan"
+fi
+# With the handshake a flow's SYN and its third segment cross the bottleneck
+# (40-byte packets of the flow) and the first data waits a round trip; without
+# it no such packet exists and the first data segment reaches the queue one
+# access link (1 ms plus its transmission) after the flow starts.
+pycheck "handshake false: no SYN/ACK of a flow at the bottleneck, data leaves at start_ns" \
+	"$tmp/nohs.json" "$tmp/ncq-a/packet_facts.csv" "$tmp/nohs/packet_facts.csv" "$tmp/nohs/flow_facts.csv" <<'EOF'
+import csv, json, sys
+plan = json.load(open(sys.argv[1]))
+start = {str(f["flow_id"]): f["start_ns"] for f in plan["flows"]}
+def enq(path):
+    """A flow's 40-byte packets (SYN, ACK), and when its first data reached the queue."""
+    rows = [r for r in csv.DictReader(open(path, newline="")) if r["event"] == "enq" and r["flow_id"] != "NA"]
+    small = [r for r in rows if int(r["len_bytes"]) == 40]
+    first = {}
+    for r in rows:
+        if int(r["len_bytes"]) > 40:
+            first.setdefault(r["flow_id"], int(r["time_ns"]) - start[r["flow_id"]])
+    return small, first
+small, first = enq(sys.argv[2])
+assert len(small) == 2 * len(start), small  # with the handshake: each flow's SYN and ACK
+assert sorted(first) == sorted(start) and all(d > 20000000 for d in first.values()), first
+small, first = enq(sys.argv[3])
+assert small == [], small
+assert sorted(first) == sorted(start) and all(1000000 < d < 3000000 for d in first.values()), first
+rows = list(csv.DictReader(open(sys.argv[4], newline="")))
+assert [int(r["rx_bytes"]) for r in rows] == [f["bytes"] for f in plan["flows"]], rows
+EOF
+pycheck "trace.tcp: each flow from SYN_SENT to ESTABLISHED at its start, sampled, sorted" \
+	"$tmp/nohs.json" "$tmp/nohs/tcp_facts.csv" <<'EOF'
+import csv, json, sys
+plan = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2], newline="")))
+keys = [(int(r["time_ns"]), int(r["flow_id"])) for r in rows]
+assert keys == sorted(keys)
+for f in plan["flows"]:
+    mine = [r for r in rows if int(r["flow_id"]) == f["flow_id"]]
+    t = [int(r["time_ns"]) for r in mine]
+    assert t[0] == f["start_ns"] and mine[0]["state"] == "SYN_SENT", mine[0]
+    assert mine[1]["state"] == "ESTABLISHED" and t[1] == f["start_ns"], mine[1]
+    # no RTT sample yet: ns-3's initial RTO of 1 s (+ 1 ms clock granularity)
+    assert mine[1]["srtt_ns"] == "NA" and mine[1]["rto_ns"] == "1001000000", mine[1]
+    assert int(mine[-1]["cwnd_bytes"]) > 0 and mine[-1]["srtt_ns"] != "NA"
+    assert all(int(b["retx_packets"]) >= int(a["retx_packets"]) for a, b in zip(mine, mine[1:]))
+    grid = [x for x in t if x % 50000000 == 0 and x > f["start_ns"]]
+    assert len(grid) >= 2, t
+EOF
+if run_job "$tmp/nohs.json" "$tmp/nohs-job"; then
+	ok "trace.tcp: qlab run-job finalises tcp.csv.gz"
+	pycheck "tcp.csv.gz: the raw rows in seconds" "$tmp/nohs-job/tcp.csv.gz" "$tmp/nohs/tcp_facts.csv" <<'EOF'
+import csv, gzip, io, sys
+done = list(csv.DictReader(io.TextIOWrapper(gzip.open(sys.argv[1]), newline="")))
+raw = list(csv.DictReader(open(sys.argv[2], newline="")))
+assert len(done) == len(raw) > 0
+for d, r in zip(done, raw):
+    assert round(float(d["time_s"]) * 1e9) == int(r["time_ns"]) and d["state"] == r["state"]
+    assert d["srtt_s"] == "NA" if r["srtt_ns"] == "NA" else round(float(d["srtt_s"]) * 1e9) == int(r["srtt_ns"])
+EOF
+else
+	fail "trace.tcp: qlab run-job finalises tcp.csv.gz ($(tail -3 "$tmp/nohs-job.log"))"
+fi
+
 # --- bad plans exit 2 and name the field ---------------------------------------
 bad_plan() { # NAME BASE-PLAN PYTHON-EDIT EXPECTED-TEXT
 	"$python" -c "
@@ -530,6 +616,11 @@ bad_plan "ns3-fifo takes limit_pkts only" "$tmp/id-fifo.json" \
 	"queues.L.params.thresh: not a field"
 bad_plan "a class the discipline has no band for" "$tmp/prio.json" "j['flows'][1]['tos'] = 7 << 5" \
 	"flows\[1\].tos: the prio queue at L on link bottleneck refuses cls 7"
+bad_plan "handshake not a boolean" "$p" "j['tcp']['handshake'] = 'no'" "tcp.handshake: expected true or false"
+bad_plan "trace.tcp: not a flow" "$p" "j['trace'].update(tcp=[7], tcp_sample_interval_ns=1)" \
+	"trace.tcp\[0\]: no bulk (TCP) flow 7"
+bad_plan "trace.tcp: no sample interval" "$p" "j['trace'].update(tcp=[0]); del j['trace']['tcp_sample_interval_ns']" \
+	"trace.tcp_sample_interval_ns: missing"
 echo '{"schema": ' >"$tmp/bad.json"
 "$runner" "$tmp/bad.json" "$tmp/bad" 2>/dev/null
 [ $? = 2 ] && ok "bad plan: invalid JSON" || fail "bad plan: invalid JSON"
