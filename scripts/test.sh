@@ -10,7 +10,7 @@ VENV=.venv
 step() { printf '\n== %s\n' "$*"; }
 
 step "build (core, ns-3 runner)"
-"$VENV/bin/snakemake" build/core/qcore-replay build/ns3/qlab-ns3-run build/ns3/qlab-ns3-golden build/ns3/qlab-ns3-test-typed build/ns3/qlab-ns3-test-flow-hash --cores "$(nproc)" --quiet all \
+"$VENV/bin/snakemake" build/core/qcore-replay build/ns3/qlab-ns3-run build/ns3/qlab-ns3-golden build/ns3/qlab-ns3-test-typed build/ns3/qlab-ns3-test-flow-hash build/ns3/qlab-ns3-test-tcp-handshake --cores "$(nproc)" --quiet all \
   || { cat logs/build/*.log >&2; exit 1; }
 
 step "C: discipline core unit and replay tests"

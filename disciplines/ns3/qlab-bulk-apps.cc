@@ -205,6 +205,10 @@ QlabBulkSender::Transmitted(Ptr<const Packet> payload,
     if (m_anySent && start < m_highestSent)
     {
         m_retxSegments++;
+        if (!m_tcpChanged.IsNull())
+        {
+            m_tcpChanged(); // a data segment sent again
+        }
     }
     if (!m_anySent || end > m_highestSent)
     {

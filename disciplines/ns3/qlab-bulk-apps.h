@@ -69,7 +69,8 @@ class QlabBulkSender : public Application
 
     /**
      * \param changed called when the connection's state or its congestion
-     * state changes, or a SYN is sent again (set before the application starts)
+     * state changes, or a SYN or a data segment is sent again (set before
+     * the application starts)
      */
     void SetTcpChangeCallback(Callback<void> changed);
 

@@ -81,7 +81,8 @@ class Network
     /**
      * \param index a bulk flow's index in plan.flows
      * \param changed called when its sender's connection state or congestion
-     * state changes or it sends a SYN again (set after Build, before running)
+     * state changes or it sends a SYN or a data segment again (set after
+     * Build, before running)
      */
     void SetTcpChangeCallback(std::size_t index, ns3::Callback<void> changed);
 

@@ -6,7 +6,8 @@
  *     qlab-ns3-run PLAN.json OUTDIR
  *
  * Writes OUTDIR/flow_facts.csv, OUTDIR/queue_facts.csv, OUTDIR/packet_facts.csv
- * (when trace.packets) and OUTDIR/runner.json; `qlab run-job` checks them
+ * (when trace.packets), OUTDIR/tcp_facts.csv (when trace.tcp lists flows) and
+ * OUTDIR/runner.json; `qlab run-job` checks them
  * against the plan and derives the trace tables.  A bad plan (invalid JSON,
  * a missing or ill-typed field, a reference to nothing, a discipline
  * parameter the core rejects, a flow without a route) is reported on stderr
@@ -55,7 +56,14 @@
  *     notably DelAckTimeout 0.2 s, LimitedTransmit on, ClockGranularity
  *     1 ms, Nagle off.
  *   - ns3-tcp-fixes.cc carries the upstream fix for ns-3 issue #991, which
- *     otherwise crashes receiver-window-limited runs.
+ *     otherwise crashes receiver-window-limited runs.  The bulk flows'
+ *     sockets are QlabTcpSockets (qlab-tcp-socket.h): Karn's rule on the
+ *     handshake and RFC 6298 5.7 (a 3 s RTO for the data after a lost SYN,
+ *     until the first RTT sample), where ns-3 3.37 samples the RTT back to
+ *     the first SYN.  runner.json's versions name these patches.
+ *   - tcp.handshake false: each host's TCP hands the handshake's segments
+ *     straight to the peer's (qlab-handshake-shortcut.h): connections start
+ *     established at start_ns, no SYN crosses a link.
  *   - Applications, per flow in plan order, the sink on the dst host, then
  *     the sender on the src host, both started at start_ns: QlabBulkSink
  *     listening on dst_port and QlabBulkSender bound to src_port connecting
@@ -81,9 +89,13 @@
  * DropBeforeEnqueue, DropAfterDequeue, Mark; FifoQueueDisc's drop reason
  * "Queue disc limit exceeded" written as the core's "overflow"); their
  * flow_id is the flow whose 5-tuple (addresses, ports, protocol) the packet
- * carries, NA for the reverse direction (ACKs).  runner.json's wall_time_s
- * covers building the network and running the simulation (not reading the
- * plan or writing the facts).
+ * carries, NA for the reverse direction (ACKs).  TCP rows of every
+ * trace.tcp flow: every tcp_sample_interval_ns from its start until it is
+ * done, after each change of its sender's connection or congestion state
+ * and each SYN or data segment sent again (once that event is over), and
+ * when it is done; sorted by time and flow at the end.  runner.json's
+ * wall_time_s covers building the network and running the simulation (not
+ * reading the plan or writing the facts).
  */
 #include "qlab-network.h"
 #include "qlab-plan.h"
@@ -261,14 +273,32 @@ CongStateName(TcpSocketState::TcpCongState_t state)
 }
 
 /// Which of qlab's TCP patches this run has (runner.json's versions): the
-/// #991 fix always; Karn's rule on the handshake unless turned off through
-/// NS_ATTRIBUTE_DEFAULT='ns3::QlabTcpSocket::HandshakeKarn=false'.
+/// #991 fix always; Karn's rule on the handshake and RFC 6298 5.7 unless
+/// turned off or changed through NS_ATTRIBUTE_DEFAULT (qlab-tcp-socket.h):
+/// "ns3-issue-991,handshake-karn,rfc6298-5.7" as qlab runs it.
 std::string
 TcpPatches()
 {
+    Ptr<QlabTcpSocket> probe = CreateObject<QlabTcpSocket>();
     BooleanValue karn;
-    CreateObject<QlabTcpSocket>()->GetAttribute("HandshakeKarn", karn);
-    return karn.Get() ? "ns3-issue-991,handshake-karn" : "ns3-issue-991";
+    TimeValue synLossRto;
+    probe->GetAttribute("HandshakeKarn", karn);
+    probe->GetAttribute("SynLossRto", synLossRto);
+    std::string patches = "ns3-issue-991";
+    if (karn.Get())
+    {
+        patches += ",handshake-karn";
+        const int64_t rto = synLossRto.Get().GetNanoSeconds();
+        if (rto == QlabTcpSocket::kSynLossRtoNs)
+        {
+            patches += ",rfc6298-5.7";
+        }
+        else if (rto != 0)
+        {
+            patches += ",syn-loss-rto-" + std::to_string(rto) + "ns";
+        }
+    }
+    return patches;
 }
 
 /// Runs a plan's network and writes its raw facts.

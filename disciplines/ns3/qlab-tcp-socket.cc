@@ -37,7 +37,15 @@ QlabTcpSocket::GetTypeId()
                           "ns-3 3.37's behaviour, which samples the RTT back to the first SYN.",
                           BooleanValue(true),
                           MakeBooleanAccessor(&QlabTcpSocket::m_handshakeKarn),
-                          MakeBooleanChecker());
+                          MakeBooleanChecker())
+            .AddAttribute("SynLossRto",
+                          "With HandshakeKarn: the RTO for the data, until the first RTT sample, "
+                          "after a SYN or SYN-ACK was sent again (RFC 6298 section 5.7: 3 s). "
+                          "0: not re-initialised (ns-3's RTO with no sample: InitialEstimation, "
+                          "1 s, plus the clock granularity).",
+                          TimeValue(NanoSeconds(kSynLossRtoNs)),
+                          MakeTimeAccessor(&QlabTcpSocket::m_synLossRto),
+                          MakeTimeChecker(Time(0)));
     return tid;
 }
 
@@ -52,6 +60,7 @@ QlabTcpSocket::QlabTcpSocket() = default;
 QlabTcpSocket::QlabTcpSocket(const QlabTcpSocket& sock)
     : TcpSocketBase(sock),
       m_handshakeKarn(sock.m_handshakeKarn),
+      m_synLossRto(sock.m_synLossRto),
       m_synRetx(0)
 {
 }
@@ -133,7 +142,7 @@ void
 QlabTcpSocket::EstimateRtt(const TcpHeader& tcpHeader)
 {
     TcpSocketBase::EstimateRtt(tcpHeader);
-    if (!m_handshakeKarn || m_synRetx == 0 || m_rtt->GetNSamples() > 0)
+    if (!m_handshakeKarn || m_synLossRto.IsZero() || m_synRetx == 0 || m_rtt->GetNSamples() > 0)
     {
         return;
     }
@@ -149,9 +158,10 @@ QlabTcpSocket::EstimateRtt(const TcpHeader& tcpHeader)
         return;
     }
     // RFC 6298 section 5.7: no sample, RTO 3 s until the first one.
-    NS_LOG_LOGIC(this << " SYN sent " << m_synRetx + 1 << " times: data RTO 3 s (RFC 6298 5.7)");
+    NS_LOG_LOGIC(this << " SYN sent " << m_synRetx + 1 << " times: data RTO " << m_synLossRto
+                      << " (RFC 6298 5.7)");
     m_rtt->SetAttribute("InitialEstimation",
-                        TimeValue(NanoSeconds(kSynLossRtoNs) - m_clockGranularity));
+                        TimeValue(Max(m_synLossRto - m_clockGranularity, Time(0))));
     m_rtt->Reset();
 }
 

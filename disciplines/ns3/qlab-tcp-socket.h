@@ -25,15 +25,18 @@
  *     which then sets SRTT = R, RTTVAR = R/2 (RFC 6298 section 2.2).  qlab's
  *     SYN timeout (plan tcp.syn_timeout_ns, 1 s in the scenarios) is below
  *     3 s, so section 5.7 always applies.  Linux does the same
- *     (TCP_TIMEOUT_FALLBACK in tcp_init_transfer), so ns-3 and the mininet
- *     backend agree.  Implemented by setting the socket's own RTT estimator
+ *     (TCP_TIMEOUT_FALLBACK, set by tcp_init_metrics() when the handshake
+ *     left no RTT sample), so ns-3 and the mininet backend agree.  Implemented by setting the socket's own RTT estimator
  *     to "no sample, estimate 3 s - G" (G: the clock granularity), so every
  *     place TcpSocketBase computes SRTT + max(G, 4 RTTVAR) gives 3 s.
  *
  * The attribute HandshakeKarn (default true) turns both off, giving ns-3
  * 3.37's behaviour: tests/test_tcp_handshake.cc shows its checks fail then;
  * NS_ATTRIBUTE_DEFAULT='ns3::QlabTcpSocket::HandshakeKarn=false' does the
- * same for a whole run (runner.json's versions record which TCP ran).
+ * same for a whole run.  SynLossRto (default 3 s) is section 5.7's value; 0
+ * keeps Karn's rule without section 5.7 (the data then starts on ns-3's
+ * no-sample RTO, 1 s): benchmarks/tcp-handshake.py measures what 5.7 costs.
+ * runner.json's versions record which TCP ran.
  *
  * Sockets are made by QlabTcpSocket::Create(node), which sets them up as
  * TcpL4Protocol::CreateSocket sets up its own (RTT estimator, congestion
@@ -93,6 +96,7 @@ class QlabTcpSocket : public TcpSocketBase
 
   private:
     bool m_handshakeKarn = true;
+    Time m_synLossRto;
     uint32_t m_synRetx = 0;
 };
 

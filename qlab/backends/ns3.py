@@ -25,7 +25,7 @@ class Ns3Backend(Backend):
     build_inputs = ("disciplines/ns3/CMakeLists.txt", "disciplines/ns3/*.cc", "disciplines/ns3/*.h",
                     "disciplines/ns3/tests/*.cc")
     build_outputs = ("build/ns3/qlab-ns3-run", "build/ns3/qlab-ns3-golden", "build/ns3/qlab-ns3-test-typed",
-                     "build/ns3/qlab-ns3-test-flow-hash")
+                     "build/ns3/qlab-ns3-test-flow-hash", "build/ns3/qlab-ns3-test-tcp-handshake")
 
     def tools(self) -> dict[str, Path]:
         return {"the ns-3 runner qlab-ns3-run": paths.NS3_RUNNER}

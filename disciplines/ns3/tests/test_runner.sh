@@ -5,7 +5,8 @@
 #   disciplines/ns3/tests/test_runner.sh [path/to/qlab-ns3-run]
 #
 # Needs the Python environment (.venv, scripts/setup.sh) and, beside the
-# runner, qlab-ns3-test-flow-hash (same CMake build).  Builds build/ns3
+# runner, qlab-ns3-test-flow-hash and qlab-ns3-test-tcp-handshake (same
+# CMake build).  Builds build/ns3
 # first when no runner is given and none exists.  Prints one line per check
 # and "N passed, N failed"; exits 1 when anything failed.
 set -u
@@ -494,6 +495,18 @@ then
 else
 	fail "handshake false: plan"
 fi
+# Tracing reads the sockets and changes nothing: the same run untraced.
+if "$python" -c "
+import json, sys
+p = json.load(open(sys.argv[1]))
+p['trace'].update(tcp=[], packets=False)
+json.dump(p, open(sys.argv[2], 'w'))" "$tmp/nohs.json" "$tmp/nohs-plain.json" && run "$tmp/nohs-plain.json" "$tmp/nohs-plain" &&
+	cmp -s "$tmp/nohs/flow_facts.csv" "$tmp/nohs-plain/flow_facts.csv" &&
+	cmp -s "$tmp/nohs/queue_facts.csv" "$tmp/nohs-plain/queue_facts.csv"; then
+	ok "trace.tcp and trace.packets leave the run as it is (identical flow and queue facts)"
+else
+	fail "trace.tcp and trace.packets leave the run as it is (identical flow and queue facts)"
+fi
 # With the handshake a flow's SYN and its third segment cross the bottleneck
 # (40-byte packets of the flow) and the first data waits a round trip; without
 # it no such packet exists and the first data segment reaches the queue one
@@ -537,6 +550,9 @@ for f in plan["flows"]:
     assert mine[1]["srtt_ns"] == "NA" and mine[1]["rto_ns"] == "1001000000", mine[1]
     assert int(mine[-1]["cwnd_bytes"]) > 0 and mine[-1]["srtt_ns"] != "NA"
     assert all(int(b["retx_packets"]) >= int(a["retx_packets"]) for a, b in zip(mine, mine[1:]))
+    # data segments sent again show in a row of their own (not first in a sample)
+    steps = [b for a, b in zip(mine, mine[1:]) if int(b["retx_packets"]) > int(a["retx_packets"])]
+    assert all(int(b["time_ns"]) % 50000000 for b in steps), steps
     grid = [x for x in t if x % 50000000 == 0 and x > f["start_ns"]]
     assert len(grid) >= 2, t
 EOF
