@@ -5,7 +5,10 @@
  * adapter (qlab_sch.c).
  *
  *	tc qdisc add dev eth0 root cqaqm b_high 50 b_low 700 t_high_local 7 \
- *		t_low_local 500 t_low_nonlocal 650
+ *		t_low_local 500 t_low_nonlocal 650 [quantum 1500:1500]
+ *
+ * The buffers and thresholds are packet counts (50 or 50p, shown as 50p),
+ * the quantum a list of bytes; tc/qlab_tc.c parses and prints them.
  *
  * cls (ToS >> 5) 1 -> high queue (band 0), anything else -> low queue
  * (band 1); prec ((ToS >> 3) & 3) 0 -> low precedence, else high.

@@ -3,7 +3,12 @@
  * sch_ncq.c - Non-Congestive Queuing as a Linux qdisc: the core's ncq
  * (disciplines/core/ncq.h) in the generic adapter (qlab_sch.c).
  *
- *	tc qdisc add dev eth0 root ncq size 130 thresh 0.05 limit 100
+ *	tc qdisc add dev eth0 root ncq size 130b thresh 5% limit 100
+ *	tc qdisc add dev eth0 root ncq size_bytes 130 thresh 0.05 limit_pkts 100	(the same)
+ *
+ * size in iproute2's sizes (130b, 1kb) or bytes, thresh and ramp as
+ * fractions (0.05) or percentages (5%), limit in packets (100 or 100p);
+ * tc qdisc show prints "size 130b thresh 0.05 limit 100p ..." (tc/qlab_tc.c).
  *
  * Band 0 favoured (small packets up to the thresh fraction), band 1 normal,
  * strict priority, one shared limit.  Statistics: the adapter's per band,

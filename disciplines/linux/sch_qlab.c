@@ -4,8 +4,14 @@
  * registry (qcore_disciplines[], disciplines/core/qcore.c) in the generic
  * adapter (qlab_sch.c), named and configured by the core's own names:
  *
- *	tc qdisc add dev eth0 root qlab disc ncq size 130 thresh 0.05 limit 100
+ *	tc qdisc add dev eth0 root qlab disc ncq size 130b thresh 5% limit 100
  *	tc qdisc add dev eth0 root qlab disc red seed 7 min 5 max 15 ecn 1
+ *	tc qdisc add dev eth0 root qlab disc srd rate 20mbit d 50ms
+ *
+ * Values in iproute2's units (rates, times, sizes, percentages) or plain
+ * integers in the core's units (rate_bps 20000000): the tc plugin
+ * (tc/q_qlab.c, tc/qlab_tc.c) converts; the kernel sees the same typed
+ * values either way.
  *
  * The parameters travel numbered by the core's table (TCA_QLAB_PARAMS,
  * qlab_sched.h), so a new discipline of the core runs here with no kernel

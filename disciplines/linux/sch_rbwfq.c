@@ -4,8 +4,14 @@
  * RB-AQM (disciplines/core/rbaqm.h) or the WRED baseline (wred.h), both over
  * the core's low-jitter WFQ (wfq.h), in the generic adapter (qlab_sch.c).
  *
- *	tc qdisc add dev eth0 root rbwfq aqm rbaqm classes 4 rate_bps 1000000
- *	tc qdisc add dev eth0 root rbwfq aqm wred classes 3 q_pkts 5:10:20
+ *	tc qdisc add dev eth0 root rbwfq aqm rbaqm classes 4 rate 1mbit [tau 40ms] [limit 100]
+ *	tc qdisc add dev eth0 root rbwfq aqm rbaqm classes 4 rate_bps 1000000	(the same rate)
+ *	tc qdisc add dev eth0 root rbwfq aqm wred classes 3 q_pkts 5:10:20 [w_q 0.2%]
+ *
+ * rate, tau, maxs, limit, window in iproute2's rates, times, sizes and
+ * packet counts (or plain bit/s, ns, bytes, packets), fractions also as
+ * percentages, the per-class lists (weights, u, q_pkts) as a:b:c in the
+ * names' units; tc qdisc show prints "rate 1Mbit ... tau 40ms" (tc/qlab_tc.c).
  *
  * class = band = cls (ToS >> 5); a cls at or above `classes` goes to the
  * last class (the core's rule).  Statistics add P_i per class (both AQMs)

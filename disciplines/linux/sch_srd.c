@@ -4,9 +4,13 @@
  * stateless sizing) and rd (RD, arrival-time head drop)
  * (disciplines/core/srd.h) in the generic adapter (qlab_sch.c).
  *
- *	tc qdisc add dev eth0 root srd [variant srd|rd] rate_bps 100000000 d_ns 50000000
+ *	tc qdisc add dev eth0 root srd [variant srd|rd] rate 100mbit d 50ms [buffer 1mb]
+ *	tc qdisc add dev eth0 root srd rate_bps 100000000 d_ns 50000000	(the same)
  *
- * cls (ToS >> 5) 0 -> D (band 0), anything else -> R (band 1).  rate_bps
+ * rate and d in iproute2's rates and times (or plain bit/s and ns), the
+ * buffers in its sizes (or bytes); tc qdisc show prints "rate 100Mbit d
+ * 50ms ..." (tc/qlab_tc.c), tc -j the attributes' names and units below.
+ * cls (ToS >> 5) 0 -> D (band 0), anything else -> R (band 1).  rate
  * must be the rate the qdisc is drained at (a shaper above it, or the link).
  */
 #include <linux/module.h>

@@ -10,7 +10,7 @@ static const struct qlab_tc_variant ncq_variants[] = {
 static const struct qlab_tc_kind ncq_kind = {
 	.id = "ncq", .variants = ncq_variants, .nvariants = 1,
 	.maxattr = TCA_NCQ_MAX, .attr_seed = TCA_NCQ_SEED,
-	.example = "tc qdisc add dev eth0 root ncq size 130 thresh 0.05 limit 100",
+	.example = "tc qdisc add dev eth0 root ncq size 130b thresh 5% limit 100",
 };
 
 QLAB_TC_UTIL(ncq, ncq_kind);

@@ -4,12 +4,15 @@
  * discipline of the core's registry, by the core's names.
  *
  *	tc qdisc add dev eth0 root qlab disc ncq [ seed N ] [ PARAMETER VALUE ]...
+ *	tc qdisc add dev eth0 root qlab disc srd rate 20mbit d 50ms	(units)
+ *	tc qdisc add dev eth0 root qlab disc srd rate_bps 20000000 d_ns 50000000
  *	tc qdisc add dev eth0 root qlab help		the disciplines
  *	tc qdisc add dev eth0 root qlab disc ncq help	ncq's parameters
  *
  * The discipline's table names the parameters, types them and gives their
- * usage; the core's parser reads the values and its formatter prints them
- * (qlab_tc.c).  Without `disc` the kernel keeps the running discipline (on
+ * usage; values in iproute2's units go through iproute2's parsers and
+ * every value through the core's parser, and tc qdisc show prints them in
+ * iproute2's units ("rate 20Mbit d 50ms") or the core's forms (qlab_tc.c).  Without `disc` the kernel keeps the running discipline (on
  * change) or starts droptail (on add); setting parameters needs `disc`.
  */
 #include <stdlib.h>
@@ -34,14 +37,18 @@ static void usage(const struct qcore_disc_ops *ops)
 			"%s: %s\n"
 			"bands: %s\n"
 			"PARAMETER is a name below, with or without its unit suffix (_bytes, _pkts, _ns, _bps, _ppm).\n"
+			"VALUE in iproute2's units (rate 20mbit, d 50ms, size 1500b, limit 100, thresh 5%%, as listed\n"
+			"under units), or a plain integer in the parameter's own unit (rate_bps 20000000, d_ns 50000000).\n"
 			"seed: the core generator's seed (default: random, shown by tc qdisc show).\n",
 			ops->name, ops->name, ops->summary, ops->bands_help ? ops->bands_help : "");
 		qcore_params_usage(ops, stderr);
+		qlab_tc_units_usage(ops, stderr);
 		return;
 	}
 	fprintf(stderr, "Usage: ... qlab [ disc NAME ] [ seed N ] [ PARAMETER VALUE ]...\n"
 		"       ... qlab disc NAME help		NAME's parameters\n"
-		"Example: tc qdisc add dev eth0 root qlab disc ncq size 130 thresh 0.05 limit 100\n"
+		"Example: tc qdisc add dev eth0 root qlab disc ncq size 130b thresh 5%% limit 100\n"
+		"         tc qdisc add dev eth0 root qlab disc srd rate 20mbit d 50ms\n"
 		"disc: a discipline of the qlab core (on add, default droptail; on change, the one running):\n");
 	for (i = 0; qcore_disciplines[i]; i++)
 		fprintf(stderr, "  %-10s %s\n", qcore_disciplines[i]->name,
@@ -54,7 +61,7 @@ static int qlab_parse_opt(struct qdisc_util *qu, int argc, char **argv,
 	const struct qcore_disc_ops *ops = NULL;
 	struct qcore_param_value *vals = NULL;
 	unsigned char *set = NULL;
-	char err[QCORE_ERRLEN];
+	char err[QCORE_ERRLEN], prefix[64];
 	struct rtattr *tail, *params;
 	__u64 seed = 0;
 	int have_seed = 0, i, idx, ret = -1;
@@ -112,11 +119,10 @@ static int qlab_parse_opt(struct qdisc_util *qu, int argc, char **argv,
 				err, ops->name);
 			goto out;
 		}
-		if (qcore_param_parse(&ops->params[idx], argv[i + 1], &vals[idx],
-				      err, sizeof(err))) {
-			fprintf(stderr, "qlab: %s: %s\n", ops->name, err);
+		snprintf(prefix, sizeof(prefix), "qlab: %s", ops->name);
+		if (qlab_tc_parse_value(prefix, &ops->params[idx], word, argv[i + 1], dev,
+					&vals[idx]))
 			goto out;
-		}
 		set[idx] = 1;
 		i++;
 	}

@@ -14,7 +14,7 @@ static const struct qlab_tc_kind rbwfq_kind = {
 	.id = "rbwfq", .variants = rbwfq_variants, .nvariants = 2,
 	.maxattr = TCA_RBWFQ_MAX, .attr_seed = TCA_RBWFQ_SEED,
 	.attr_variant = TCA_RBWFQ_AQM, .variant_keyword = "aqm",
-	.example = "tc qdisc add dev eth0 root rbwfq aqm wred classes 3 q_pkts 5:10:20 weights 501:251:251",
+	.example = "tc qdisc add dev eth0 root rbwfq aqm rbaqm classes 3 rate 20mbit tau 40ms limit 100 weights 1001:501:251",
 };
 
 QLAB_TC_UTIL(rbwfq, rbwfq_kind);

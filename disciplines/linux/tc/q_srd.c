@@ -13,7 +13,7 @@ static const struct qlab_tc_kind srd_kind = {
 	.id = "srd", .variants = srd_variants, .nvariants = 2,
 	.maxattr = TCA_SRD_MAX, .attr_seed = TCA_SRD_SEED,
 	.attr_variant = TCA_SRD_VARIANT, .variant_keyword = "variant",
-	.example = "tc qdisc add dev eth0 root srd variant srd rate 100000000 d 50000000 k 2",
+	.example = "tc qdisc add dev eth0 root srd variant srd rate 100mbit d 50ms k 2",
 };
 
 QLAB_TC_UTIL(srd, srd_kind);

@@ -3,19 +3,39 @@
  * qlab_tc.c - option parsing and printing shared by qlab's tc plugins
  * (qlab_tc.h).
  *
- *	tc qdisc add dev eth0 root qlab disc ncq size 130 thresh 0.05 limit 100
- *	tc qdisc add dev eth0 root ncq size 130 thresh 0.05 limit 100
+ *	tc qdisc add dev eth0 root qlab disc ncq size 130b thresh 5% limit 100
+ *	tc qdisc add dev eth0 root srd rate 20mbit d 50ms
+ *	tc qdisc add dev eth0 root srd rate_bps 20000000 d_ns 50000000	(the same)
  *
  * Options are the core's parameter names (size_bytes, thresh, ...); a name
  * without its unit suffix (_bytes, _pkts, _ns, _bps, _ppm) is accepted too
- * ("size", "limit").  Values are parsed by the core's own parser
- * (qcore_param_parse: exact decimals for fractions, "a:b:c" lists, choice
- * names), so tc rejects a bad value with the same message as the replay
- * tool; cross-parameter checks come back from the kernel (check_params)
- * as "Error: ...".  Only the options given are sent: on change the others
- * keep their values.  Values are printed by the core's formatter
- * (qcore_params_format), in the form the parser reads back.
+ * ("size", "limit").  Values in iproute2's units go through iproute2's own
+ * parsers, chosen by the unit of the parameter's table entry: rates
+ * (bit/s) get_rate64 ("20mbit", "2.5MBps"; "10%" of the device's speed
+ * through get_percent_rate64), times (ns) get_time64 ("50ms", "200us"),
+ * sizes (bytes) get_size ("1500b", "64kb"), fractions parse_percent
+ * ("5%", at most 4 decimals so it is exact in ppm), packet counts a "p"
+ * suffix ("100p", as built-in qdiscs print them).  A plain integer is the
+ * value in the core's unit (bit/s, ns, bytes, packets), read by the core's
+ * parser exactly as before (the integer aliases: rate_bps 20000000); so are
+ * the other forms (exact decimals for fractions, "a:b:c" lists, choice
+ * names).  Every value ends in the core's parser (qcore_param_parse), so
+ * ranges are checked and refused with the same message as the replay tool;
+ * a unit iproute2 does not know gets tc's usual 'illegal value' message.
+ * Cross-parameter checks come back from the kernel (check_params) as
+ * "Error: ...".  Only the options given are sent: on change the others
+ * keep their values.
+ *
+ * Printing (tc qdisc show): rates, times, sizes and packet counts under the
+ * name without its unit suffix, in iproute2's style (print_rate's
+ * "20Mbit", sprint_time64's "50ms", sprint_size's "64Kb", "100p"), but
+ * only when that text parses back to the exact value, else exactly
+ * ("20000001" bit/s, "123456789ns", "1030b"), so the shown options fed to
+ * tc qdisc change are the identity.  Everything else is printed by the
+ * core's formatter (qcore_params_format).  tc -j is unchanged: the full
+ * names as keys, integers in the core's units.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "qlab_tc.h"
@@ -39,6 +59,259 @@ int qlab_tc_find_param(const struct qcore_disc_ops *ops, const char *word)
 				return (int)i;
 	}
 	return -1;
+}
+
+enum qlab_tc_unit qlab_tc_unit_of(const struct qcore_param_desc *d)
+{
+	if (d->kind == QCORE_PARAM_PPM)
+		return strcmp(d->unit, "fraction") ? QLAB_TC_PLAIN : QLAB_TC_FRACTION;
+	if (d->kind != QCORE_PARAM_U32 && d->kind != QCORE_PARAM_U64)
+		return QLAB_TC_PLAIN;
+	if (!strcmp(d->unit, "bit/s"))
+		return QLAB_TC_RATE;
+	if (!strcmp(d->unit, "ns"))
+		return QLAB_TC_TIME;
+	if (!strcmp(d->unit, "bytes"))
+		return QLAB_TC_SIZE;
+	if (!strcmp(d->unit, "packets"))
+		return QLAB_TC_PKTS;
+	return QLAB_TC_PLAIN;
+}
+
+/* The name without its unit suffix: what tc qdisc show prints before a value with a unit. */
+static void short_name(const char *name, char *out, size_t len)
+{
+	size_t nl = strlen(name), sl;
+	unsigned int s;
+
+	snprintf(out, len, "%s", name);
+	for (s = 0; s < ARRAY_SIZE(unit_suffixes); s++) {
+		sl = strlen(unit_suffixes[s]);
+		if (nl > sl && nl - sl < len && !strcmp(name + nl - sl, unit_suffixes[s])) {
+			out[nl - sl] = '\0';
+			return;
+		}
+	}
+}
+
+static const char *const unit_forms[] = {
+	[QLAB_TC_PLAIN] = "",
+	[QLAB_TC_RATE] = "a rate: 20mbit, 1.5gbit, 2.5MBps, 10% (of the device's speed); a plain number: bit/s",
+	[QLAB_TC_TIME] = "a time: 50ms, 200us, 1.5s, 700ns; a plain number: ns",
+	[QLAB_TC_SIZE] = "a size: 1500b, 64kb, 1mb; a plain number: bytes",
+	[QLAB_TC_PKTS] = "a packet count: 100 or 100p",
+	[QLAB_TC_FRACTION] = "a fraction: 0.05 or 5% (at most 4 decimals)",
+};
+
+void qlab_tc_units_usage(const struct qcore_disc_ops *ops, FILE *f)
+{
+	enum qlab_tc_unit u;
+	unsigned int p, n;
+	char name[64];
+
+	fprintf(f, "units (iproute2's, as tc's own qdiscs take them; tc qdisc show prints them so):\n");
+	for (u = QLAB_TC_RATE; u <= QLAB_TC_FRACTION; u++) {
+		for (p = 0, n = 0; p < ops->nparams; p++) {
+			if (qlab_tc_unit_of(&ops->params[p]) != u)
+				continue;
+			short_name(ops->params[p].name, name, sizeof(name));
+			fprintf(f, "%s%s", n++ ? ", " : "  ", name);
+		}
+		if (n)
+			fprintf(f, ": %s\n", unit_forms[u]);
+	}
+}
+
+/* "[0-9]+" */
+static int all_digits(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/*
+ * A plain decimal number ("20", "2.5", ".5") before the unit: what
+ * iproute2's parsers (strtod) are given; no sign, exponent, hex, inf or
+ * nan, and at most 15 digits, so the double they compute stays in range.
+ */
+static int decimal_prefix(const char *s)
+{
+	int digits = 0, point = 0;
+
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			digits++;
+		else if (*s == '.' && !point)
+			point = 1;
+		else
+			break;
+	}
+	return digits > 0 && digits <= 15 && !(*s == 'e' || *s == 'E' || *s == 'x' || *s == 'X');
+}
+
+int qlab_tc_parse_value(const char *prefix, const struct qcore_param_desc *d,
+			const char *word, const char *text, const char *dev,
+			struct qcore_param_value *v)
+{
+	enum qlab_tc_unit u = qlab_tc_unit_of(d);
+	char err[QCORE_ERRLEN], num[48];
+	const char *core_text = text;
+	size_t tl = strlen(text);
+	int illegal = 0;
+
+	if (u != QLAB_TC_PLAIN && !all_digits(text) &&
+	    !(u == QLAB_TC_FRACTION && text[tl ? tl - 1 : 0] != '%')) {
+		if (!decimal_prefix(text)) {
+			illegal = 1;
+		} else if (u == QLAB_TC_RATE) {
+			__u64 bytes = 0;
+
+			if (tl && text[tl - 1] == '%') {
+				/* tc's own message when the device has no speed */
+				if (get_percent_rate64(&bytes, text, dev ? dev : ""))
+					return -1;
+			} else if (get_rate64(&bytes, text)) {
+				illegal = 1;
+			}
+			if (!illegal && bytes > ~0ULL / 8)
+				illegal = 1;
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)bytes * 8);
+		} else if (u == QLAB_TC_TIME) {
+			__s64 ns = 0;
+
+			if (get_time64(&ns, text) || ns < 0)
+				illegal = 1;
+			snprintf(num, sizeof(num), "%lld", (long long)ns);
+		} else if (u == QLAB_TC_SIZE) {
+			unsigned int bytes = 0;
+
+			if (get_size(&bytes, text))
+				illegal = 1;
+			snprintf(num, sizeof(num), "%u", bytes);
+		} else if (u == QLAB_TC_PKTS) {
+			if (tl < 2 || (text[tl - 1] != 'p' && text[tl - 1] != 'P') ||
+			    tl - 1 >= sizeof(num)) {
+				illegal = 1;
+			} else {
+				memcpy(num, text, tl - 1);
+				num[tl - 1] = '\0';
+				illegal = !all_digits(num);
+			}
+		} else {	/* a fraction as a percentage */
+			double frac = 0, ppm;
+			long long r;
+			int ret = parse_percent(&frac, text);
+
+			if (ret == 1 || (!ret && !isfinite(frac))) {
+				fprintf(stderr, "%s: %s: expected a percentage between 0%% and 100%%, got '%s'\n",
+					prefix, d->name, text);
+				return -1;
+			}
+			if (ret) {
+				illegal = 1;
+			} else {
+				ppm = frac * 1e6;
+				r = llround(ppm);
+				if (fabs(ppm - (double)r) > 1e-6) {
+					fprintf(stderr, "%s: %s: a percentage has at most 4 decimal places (the fraction at most 6), got '%s'\n",
+						prefix, d->name, text);
+					return -1;
+				}
+				snprintf(num, sizeof(num), "%lld.%06lld", r / 1000000, r % 1000000);
+			}
+		}
+		if (illegal) {
+			fprintf(stderr, "%s: illegal value for \"%s\": \"%s\" (%s)\n",
+				prefix, word, text, unit_forms[u]);
+			return -1;
+		}
+		core_text = num;
+	}
+	if (qcore_param_parse(d, core_text, v, err, sizeof(err))) {
+		if (core_text == text)
+			fprintf(stderr, "%s: %s\n", prefix, err);
+		else
+			fprintf(stderr, "%s: %s (from '%s')\n", prefix, err, text);
+		return -1;
+	}
+	return 0;
+}
+
+/* print_color_rate()'s text (iproute2's lib/json_print.c), for bit/s. */
+static void sprint_rate_bits(__u64 rate, char *buf, size_t len)
+{
+	static const char *const units[] = { "", "K", "M", "G", "T" };
+	unsigned long kilo = use_iec ? 1024 : 1000;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(units) - 1; i++) {
+		if (rate < kilo)
+			break;
+		if ((rate % kilo) != 0 && rate < 1000 * kilo)
+			break;
+		rate /= kilo;
+	}
+	snprintf(buf, len, "%.0f%s%sbit", (double)rate, units[i],
+		 i > 0 && use_iec ? "i" : "");
+}
+
+/*
+ * value (in the core's unit) as tc prints its unit (0), or -1 when the
+ * parameter has none; the text parses back to value exactly.
+ */
+static int sprint_unit_value(enum qlab_tc_unit u, __u64 value, char *buf, size_t len)
+{
+	char text[SPRINT_BSIZE];
+
+	switch (u) {
+	case QLAB_TC_RATE: {
+		__u64 bytes;
+
+		sprint_rate_bits(value, text, sizeof(text));
+		if (value % 8 == 0 && !get_rate64(&bytes, text) && bytes == value / 8)
+			snprintf(buf, len, "%s", text);
+		else
+			snprintf(buf, len, "%llu", (unsigned long long)value);
+		return 0;
+	}
+	case QLAB_TC_TIME: {
+		__s64 ns;
+
+		if (value > (1ULL << 53)) {
+			snprintf(buf, len, "%llu", (unsigned long long)value);
+			return 0;
+		}
+		sprint_time64((__s64)value, text);
+		if (!get_time64(&ns, text) && ns == (__s64)value)
+			snprintf(buf, len, "%s", text);
+		else
+			snprintf(buf, len, "%lluns", (unsigned long long)value);
+		return 0;
+	}
+	case QLAB_TC_SIZE: {
+		unsigned int sz;
+
+		if (value > 0xffffffffULL) {
+			snprintf(buf, len, "%llu", (unsigned long long)value);
+			return 0;
+		}
+		sprint_size((__u32)value, text);
+		if (!get_size(&sz, text) && sz == value)
+			snprintf(buf, len, "%s", text);
+		else
+			snprintf(buf, len, "%llub", (unsigned long long)value);
+		return 0;
+	}
+	case QLAB_TC_PKTS:
+		snprintf(buf, len, "%llup", (unsigned long long)value);
+		return 0;
+	default:
+		return -1;
+	}
 }
 
 int qlab_tc_parse_seed(const char *id, const char *text, __u64 *seed)
@@ -111,9 +384,17 @@ void qlab_tc_print_value(const struct qcore_disc_ops *ops, void *params,
 			 const struct qcore_param_desc *d,
 			 const struct qcore_param_value *v)
 {
-	char text[160];
+	char text[160], name[64];
 
 	qcore_param_store(d, params, v);
+	if (!sprint_unit_value(qlab_tc_unit_of(d), v->value, text, sizeof(text))) {
+		/* "rate 20Mbit"; JSON as before: "rate_bps":20000000 */
+		short_name(d->name, name, sizeof(name));
+		print_string(PRINT_FP, NULL, "%s ", name);
+		print_u64(PRINT_JSON, d->name, NULL, v->value);
+		print_string(PRINT_FP, NULL, "%s ", text);
+		return;
+	}
 	if (qcore_params_format(ops, params, d->name, text, sizeof(text)))
 		snprintf(text, sizeof(text), "?");
 	print_string(PRINT_FP, NULL, "%s ", d->name);
@@ -215,6 +496,8 @@ static void usage(const struct qlab_tc_kind *k)
 	fprintf(stderr, " [ PARAMETER VALUE ]...\n"
 		"Example: %s\n"
 		"PARAMETER is a name below, with or without its unit suffix (_bytes, _pkts, _ns, _bps, _ppm).\n"
+		"VALUE in iproute2's units (rate 20mbit, d 50ms, size 1500b, limit 100, thresh 5%%, as listed\n"
+		"under units), or a plain integer in the parameter's own unit (rate_bps 20000000, d_ns 50000000).\n"
 		"seed: the core generator's seed (default: random, shown by tc qdisc show).\n"
 		"Any discipline of the core also runs as: tc qdisc add ... qlab disc NAME ... (qlab help).\n",
 		k->example);
@@ -226,16 +509,16 @@ static void usage(const struct qlab_tc_kind *k)
 			continue;
 		}
 		qcore_params_usage(k->variants[v].ops, stderr);
+		qlab_tc_units_usage(k->variants[v].ops, stderr);
 	}
 }
 
 int qlab_tc_parse(const struct qlab_tc_kind *k, int argc, char **argv,
-		  struct nlmsghdr *n)
+		  struct nlmsghdr *n, const char *dev)
 {
 	const struct qlab_tc_variant *chosen = NULL;
 	struct qcore_param_value *vals[QLAB_MAX_BANDS] = { 0 };	/* per variant */
 	unsigned char set[QLAB_MAX_BANDS][64] = { { 0 } };
-	char err[QCORE_ERRLEN];
 	struct rtattr *tail;
 	__u64 seed = 0;
 	int have_seed = 0, variant = -1, i, v, ret = -1;
@@ -317,11 +600,9 @@ int qlab_tc_parse(const struct qlab_tc_kind *k, int argc, char **argv,
 					goto out;
 				}
 		}
-		if (qcore_param_parse(&k->variants[v].ops->params[idx], argv[i + 1],
-				      &vals[v][idx], err, sizeof(err))) {
-			fprintf(stderr, "%s: %s\n", k->id, err);
+		if (qlab_tc_parse_value(k->id, &k->variants[v].ops->params[idx], word,
+					argv[i + 1], dev, &vals[v][idx]))
 			goto out;
-		}
 		set[v][idx] = 1;
 		i++;
 	}

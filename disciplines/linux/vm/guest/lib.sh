@@ -1,3 +1,4 @@
+# shellcheck shell=dash  # busybox ash in the guest: local is there
 # lib.sh - sourced by the guest suites: assertions that print one
 # QLAB-CHECK line each and count failures into /tmp/qlab.fail.
 

@@ -42,34 +42,58 @@ fuzz_all 25 7	# warm-up: first-use allocations are not leaks
 slab_before=$(kmalloc_objs)
 fuzz_all 300 1
 
-# Valid changes and deletes with packets queued behind a 5 Mbit/s shaper.
+# Valid changes and deletes with packets queued behind a 1 Mbit/s shaper
+# (slow enough that a queue of a few packets outlasts a `tc` start under TCG).
 tc -n a qdisc add dev va root handle 1: htb default 1
-tc -n a class add dev va parent 1: classid 1:1 htb rate 5mbit
+tc -n a class add dev va parent 1: classid 1:1 htb rate 1mbit
 for spec in "ncq limit 80|ncq limit 20 thresh 0.5" \
 	"cqaqm b_high 30 b_low 80 t_high_local 10 t_low_local 40 t_low_nonlocal 60|cqaqm scheduler drr" \
-	"srd rate 5000000 n_d 1 n_r 1|srd variant rd rate 5000000 d 10000000" \
-	"rbwfq aqm wred classes 4 q_pkts 50|rbwfq aqm rbaqm classes 2 weights 1001:501 rate 5000000" \
-	"qlab disc ncq limit 80|qlab disc srd rate 5000000 n_d 1 n_r 1" \
-	"qlab disc red limit 60 min 20 max 40|qlab disc rbaqm classes 2 weights 1001:501 rate 5000000"; do
+	"srd rate 1000000 n_d 1 n_r 1|srd variant rd rate 1000000 d 10000000" \
+	"rbwfq aqm wred classes 4 q_pkts 50|rbwfq aqm rbaqm classes 2 weights 1001:501 rate 1000000" \
+	"qlab disc ncq limit 80|qlab disc srd rate 1000000 n_d 1 n_r 1" \
+	"qlab disc red limit 60 min 20 max 40|qlab disc rbaqm classes 2 weights 1001:501 rate 1000000"; do
 	one=${spec%|*} two=${spec#*|}
 	kind=${one%% *}
 	# shellcheck disable=SC2086
 	tc -n a qdisc add dev va parent 1:1 handle 10: $one
-	flood 2
-	purged=0
-	for i in 1 2 3 4 5 6; do
-		sleep 0.2
-		# shellcheck disable=SC2086
-		tc -n a qdisc change dev va parent 1:1 handle 10: $two || fail "change $kind to '$two'"
-		# shellcheck disable=SC2086
-		tc -n a qdisc change dev va parent 1:1 handle 10: $one || fail "change $kind to '$one'"
+	# Each round floods, waits until packets are queued (the flood is a
+	# burst: an AQM may drain its short queue before a change lands), then
+	# changes the qdisc back and forth; a round that purged nothing (the
+	# queue drained first: timing, not the qdisc) is followed by another,
+	# up to four, so "changes purged queued packets" tests the qdisc.
+	# shellcheck disable=SC2034 # round only counts the rounds
+	for round in 1 2 3 4; do
+		flood 2
+		# shellcheck disable=SC2034,SC2046 # a counter only; the counters, one word each
+		for w in $(seq 100); do
+			set -- $(qlab_stats a va 10:)
+			[ "${5:-0}" -gt 1 ] && break
+			sleep 0.01
+		done
+		# shellcheck disable=SC2034 # i only counts the changes
+		for i in 1 2 3 4 5 6; do
+			# shellcheck disable=SC2086
+			tc -n a qdisc change dev va parent 1:1 handle 10: $two || fail "change $kind to '$two'"
+			# shellcheck disable=SC2086
+			tc -n a qdisc change dev va parent 1:1 handle 10: $one || fail "change $kind to '$one'"
+			sleep 0.2
+		done
+		# shellcheck disable=SC2046 # the counters, one word each
+		set -- $(qlab_stats a va 10:)
+		[ "$4" -gt 0 ] && break
+		echo "    $kind: round $round purged nothing (the queue drained before the changes), again"
+		wait
 	done
-	set -- $(qlab_stats a va 10:)
 	check "$kind under traffic: arrivals = sent + drops + purged + backlog ($1 = $2 + $3 + $4 + $5)" \
 		test "$1" -eq $(($2 + $3 + $4 + $5))
 	check "$kind under traffic: changes purged queued packets ($4 > 0)" test "$4" -gt 0
 	wait
-	sleep 0.5
+	# at 1 Mbit/s a full queue takes up to a second to drain
+	# shellcheck disable=SC2034 # a counter only
+	for w in $(seq 50); do
+		/sbin/tc -n a -s qdisc show dev va | grep -c '^ backlog 0b 0p' | grep -qx 2 && break
+		sleep 0.1
+	done
 	check "$kind: after the changes the parents' count agrees (HTB root and leaf empty)" sh -c \
 		"/sbin/tc -n a -s qdisc show dev va | grep -c '^ backlog 0b 0p' | grep -qx 2"
 	flood 1

@@ -19,13 +19,13 @@ run() {	# run NAME PARENT_SETUP "QDISC OPTIONS" [tcp=TOS] TOS...
 	case $1 in tcp=*) tcp_tos=${1#tcp=}; shift ;; esac
 	tc -n a qdisc del dev va root 2>/dev/null
 	before=$(tx_done a va)
+	# $qd is the qdisc and its options, split into words on purpose
+	# shellcheck disable=SC2086
 	case $parent in
 	htb)	tc -n a qdisc add dev va root handle 1: htb default 1 &&
 		tc -n a class add dev va parent 1: classid 1:1 htb rate 20mbit ceil 20mbit &&
-		# shellcheck disable=SC2086
 		tc -n a qdisc add dev va parent 1:1 handle 10: $qd ;;
 	tbf)	tc -n a qdisc add dev va root handle 1: tbf rate 20mbit burst 20k latency 100ms &&
-		# shellcheck disable=SC2086
 		tc -n a qdisc add dev va parent 1:1 handle 10: $qd ;;
 	esac || { fail "$name: set up $parent + $qd"; return; }
 	ip netns exec b qtraffic udp-sink 5001 6 >/tmp/udp-sink.out &
@@ -47,6 +47,7 @@ run() {	# run NAME PARENT_SETUP "QDISC OPTIONS" [tcp=TOS] TOS...
 	wait $tsink
 	kill $watchdog 2>/dev/null
 	sleep 0.5	# let the shaper drain the queue
+	# shellcheck disable=SC2046 # the counters, one word each
 	set -- $(qlab_stats a va 10:)
 	ar=$1 se=$2 dr=$3 pu=$4 bl=$5 kd=$6 kq=$7
 	echo "    $name ($(awk -v t0=$t0 '{ printf "%.1f", $1 - t0 }' /proc/uptime) s): arrivals $ar sent $se drops $dr purged $pu backlog $bl (kernel dropped $kd qlen $kq); $(cat /tmp/tcp-sink.out)"
