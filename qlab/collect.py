@@ -11,12 +11,15 @@ results/<paper>/<name>/<backend>/{queues,packets}.csv.gz
 
 The runs are the directories the workflow ran (their run.json says what
 each is); nothing is expanded again. This only concatenates and labels;
-every metric is computed in analysis/R.
+every metric is computed in analysis/R. Before that, every run is checked:
+each table it reads against the size, SHA-256 and row count run.json
+recorded, and its flows against its plan (<results>/jobs/..., the one
+run.json's job_sha256 names: every flow exactly once). A run that fails is
+refused, one line naming it and the command that runs it again.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -33,24 +36,88 @@ def _fmt(v: Any) -> Any:
     return v
 
 
+class Damaged(ValueError):
+    """Runs collect will not read: one line per run, naming it and how to
+    run it again."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+def rerun_hint(d: Path) -> str:
+    job = traces.plan_of(d)
+    return (
+        f"qlab run-job {job} --out {d}" if job is not None else "qlab run-job <its plan> --out " + str(d)
+    ) + " (make reproduce reruns damaged runs itself)"
+
+
 def _run(d: Path) -> dict[str, Any]:
-    path = d / "run.json"
-    try:
-        run = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a readable run.json: {exc}") from None
-    for key in ("scenario", "backend", "series", "point", "seed", "point_values", "job_sha256"):
-        if key not in run:
-            raise ValueError(f"{path}: {key}: missing")
+    """run.json, checked as check-traces checks it (keys, types, finite
+    times, schema); ValueError with the first problem."""
+    problems, run = traces.check_run_json(d / "run.json")
+    if problems:
+        raise ValueError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    for key in ("scenario", "backend", "series", "point"):
+        if not isinstance(run[key], str):
+            raise ValueError(f"{d / 'run.json'}: {key}: wrong type {type(run[key]).__name__}")
     return run
+
+
+def _table(d: Path, run: dict[str, Any], table: str) -> list[list[str]]:
+    """A run's table, checked against run.json's record of it (size,
+    SHA-256, rows) and its header; its rows."""
+    name = f"{table}.csv.gz"
+    record = run.get("tables", {}).get(name) if isinstance(run.get("tables"), dict) else None
+    if record is None:
+        raise ValueError(f"{d / 'run.json'}: tables: no record of {name}")
+    problem, header, rows = traces.verify_file(d / name, record)
+    if problem:
+        raise ValueError(f"{d}: {problem}")
+    if header != [c.name for c in traces.TABLES[table]["columns"]]:
+        raise ValueError(f"{d / name}: unexpected header {header}")
+    return rows
+
+
+def _read(d: Path, tables: list[str]) -> tuple[dict[str, Any], dict[str, list[list[str]]]]:
+    """One run's run.json and tables, every one verified, and its flows
+    against its plan (each flow of the plan exactly once)."""
+    run = _run(d)
+    rows = {t: _table(d, run, t) for t in ["flows", *tables]}
+    job = traces.plan_of(d)
+    if job is None or not job.exists():
+        raise ValueError(
+            f"{d}: the plan it ran is not at {job} (a run directory of a results tree, "
+            "<results>/<paper>/<name>/<backend>/<point>/seed-<n>, ran "
+            "<results>/jobs/<paper>/<name>/<backend>/<point>/seed-<n>.json)"
+        )
+    ids = []
+    for r in rows["flows"]:
+        if not r or not traces.INT_RE.fullmatch(r[0]):
+            raise ValueError(f"{d / 'flows.csv.gz'}: flow_id {r[0] if r else ''!r} is not an integer")
+        ids.append({"flow_id": int(r[0])})
+    problems = traces.check_against_plan(d, run, job, ids)
+    if problems:
+        raise ValueError(problems[0])
+    return run, rows
 
 
 def collect(out: Path, run_dirs: list[Path], sweep_vars: list[str], tables: list[str]) -> Path:
     if not run_dirs:
         raise ValueError(f"{out}: no runs to collect")
-    runs = sorted(((_run(d), d) for d in run_dirs),
-                  key=lambda rd: (rd[0]["series"], rd[0]["point"], rd[0]["seed"]))
-    ids = {(r["scenario"], r["backend"]) for r, _ in runs}
+    # Every run is read and verified before anything is written: a damaged
+    # run stops the collection (never averaged in, never a traceback).
+    read, damaged = [], []
+    for d in run_dirs:
+        try:
+            read.append((*_read(d, tables), d))
+        except ValueError as exc:
+            why = str(exc).replace(f"{d}: ", "", 1).replace(f"{d}/", "", 1)
+            damaged.append(f"qlab collect: damaged run {d}: {why}; rerun it: {rerun_hint(d)}")
+    if damaged:
+        raise Damaged(damaged)
+    runs = sorted(read, key=lambda rd: (rd[0]["series"], rd[0]["point"], rd[0]["seed"]))
+    ids = {(r["scenario"], r["backend"]) for r, _, _ in runs}
     if len(ids) != 1:
         raise ValueError(f"{out}: the runs are of several scenarios or backends: {sorted(ids)}")
     prefix = ["scenario", "backend", "series", "point", "seed", *sweep_vars]
@@ -58,22 +125,21 @@ def collect(out: Path, run_dirs: list[Path], sweep_vars: list[str], tables: list
     flow_rows: list[list[Any]] = []
     run_rows: list[list[Any]] = []
     extra_rows: dict[str, list[list[Any]]] = {t: [] for t in tables}
-    for run, d in runs:
+    for run, rows, d in runs:
         missing = [v for v in sweep_vars if v not in run["point_values"]]
         if missing:
             raise ValueError(f"{d / 'run.json'}: point_values: no {', '.join(missing)}")
-        lead = [run["scenario"], run["backend"], run["series"], run["point"], run["seed"],
-                *(run["point_values"][v] for v in sweep_vars)]
-        header, rows = traces.read_csv_gz(d / "flows.csv.gz")
-        if header != flow_cols:
-            raise ValueError(f"{d / 'flows.csv.gz'}: unexpected header {header}")
-        flow_rows.extend(lead + r for r in rows)
+        lead = [
+            run["scenario"],
+            run["backend"],
+            run["series"],
+            run["point"],
+            run["seed"],
+            *(run["point_values"][v] for v in sweep_vars),
+        ]
+        flow_rows.extend(lead + r for r in rows["flows"])
         for table in tables:
-            path = d / f"{table}.csv.gz"
-            header, rows = traces.read_csv_gz(path)
-            if header != [c.name for c in traces.TABLES[table]["columns"]]:
-                raise ValueError(f"{path}: unexpected header {header}")
-            extra_rows[table].extend(lead + r for r in rows)
+            extra_rows[table].extend(lead + r for r in rows[table])
         run_rows.append(lead + [_fmt(run.get(k)) for k in RUN_COLUMNS])
     traces.write_csv_gz(out / "flows.csv.gz", prefix + flow_cols, flow_rows)
     traces.write_csv_gz(out / "runs.csv.gz", prefix + list(RUN_COLUMNS), run_rows)

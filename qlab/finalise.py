@@ -39,8 +39,9 @@ def udp_stop_ns(flow: dict[str, Any]) -> int:
     return periods[-1][1] if periods else flow["start_ns"]
 
 
-def check_raw(workdir: Path, plan: dict[str, Any],
-              facts: dict[str, Any]) -> tuple[list[str], dict[str, list]]:
+def check_raw(
+    workdir: Path, plan: dict[str, Any], facts: dict[str, Any]
+) -> tuple[list[str], dict[str, list]]:
     """Every problem with a runner's raw facts (and the parsed tables)."""
     problems: list[str] = []
     tables: dict[str, list[dict[str, Any]]] = {}
@@ -49,13 +50,17 @@ def check_raw(workdir: Path, plan: dict[str, Any],
         problems.append(f"{workdir / 'runner.json'}: end_ns: expected a non-negative integer, got {end_ns!r}")
         end_ns = None
     elif end_ns > plan["duration_ns"]:
-        problems.append(f"{workdir / 'runner.json'}: end_ns {end_ns} is after "
-                        f"duration_ns {plan['duration_ns']}")
+        problems.append(
+            f"{workdir / 'runner.json'}: end_ns {end_ns} is after duration_ns {plan['duration_ns']}"
+        )
     for table, spec in traces.RAW_TABLES.items():
         path = workdir / f"{table}.csv"
         if not path.exists():
-            if spec["required"] or (table == "packet_facts" and plan["trace"]["packets"]) \
-                    or (table == "tcp_facts" and plan["trace"].get("tcp")):
+            if (
+                spec["required"]
+                or (table == "packet_facts" and plan["trace"]["packets"])
+                or (table == "tcp_facts" and plan["trace"].get("tcp"))
+            ):
                 problems.append(f"{path}: missing")
             continue
         p, rows = traces.check_table(path, table, raw=True)
@@ -68,8 +73,10 @@ def check_raw(workdir: Path, plan: dict[str, Any],
     ids = [r["flow_id"] for r in tables["flow_facts"]]
     if sorted(ids) != sorted(flows) or len(set(ids)) != len(ids):
         unknown = sorted(set(ids) - set(flows))
-        problems.append(f"{path}: expected one row per flow of the plan ({len(flows)}), got {len(ids)} rows"
-                        + (f"; unknown flow {unknown[0]}" if unknown else ""))
+        problems.append(
+            f"{path}: expected one row per flow of the plan ({len(flows)}), got {len(ids)} rows"
+            + (f"; unknown flow {unknown[0]}" if unknown else "")
+        )
         return problems, tables
     for r in tables["flow_facts"]:
         f = flows[r["flow_id"]]
@@ -78,7 +85,8 @@ def check_raw(workdir: Path, plan: dict[str, Any],
         if r["retx_packets"] > r["tx_packets"]:
             problems.append(f"{where}: retx_packets exceeds tx_packets")
         if (r["first_rx_ns"] is None) != (r["last_rx_ns"] is None) or (
-                r["first_rx_ns"] is not None and r["first_rx_ns"] > r["last_rx_ns"]):
+            r["first_rx_ns"] is not None and r["first_rx_ns"] > r["last_rx_ns"]
+        ):
             problems.append(f"{where}: first_rx_ns and last_rx_ns are given together, first <= last")
         if r["last_rx_ns"] is not None and end_ns is not None and r["last_rx_ns"] > end_ns:
             problems.append(f"{where}: last_rx_ns after the run's end ({end_ns})")
@@ -89,16 +97,20 @@ def check_raw(workdir: Path, plan: dict[str, Any],
             if r["rx_packets"] is None or r["delay_sum_ns"] is None and r["rx_packets"]:
                 problems.append(f"{where}: a UDP flow needs rx_packets (and the delays when it is > 0)")
             elif r["tx_packets"] > f["packets"]:
-                problems.append(f"{where}: tx_packets {r['tx_packets']} exceeds the {f['packets']} "
-                                "datagrams the schedule sends")
+                problems.append(
+                    f"{where}: tx_packets {r['tx_packets']} exceeds the {f['packets']} "
+                    "datagrams the schedule sends"
+                )
             elif r["rx_packets"] > r["tx_packets"]:
                 problems.append(f"{where}: rx_packets exceeds tx_packets")
             elif r["rx_bytes"] != r["rx_packets"] * payload:
                 problems.append(f"{where}: rx_bytes != rx_packets * {payload} (the payload)")
-            elif (r["rx_packets"] > 0) != (r["delay_max_ns"] is not None) or \
-                    (r["delay_sum_ns"] is None) != (r["delay_max_ns"] is None):
-                problems.append(f"{where}: delay_sum_ns and delay_max_ns are given exactly "
-                                "when rx_packets > 0")
+            elif (r["rx_packets"] > 0) != (r["delay_max_ns"] is not None) or (r["delay_sum_ns"] is None) != (
+                r["delay_max_ns"] is None
+            ):
+                problems.append(
+                    f"{where}: delay_sum_ns and delay_max_ns are given exactly when rx_packets > 0"
+                )
             elif r["rx_packets"] and r["delay_max_ns"] * r["rx_packets"] < r["delay_sum_ns"]:
                 problems.append(f"{where}: delay_sum_ns exceeds rx_packets * delay_max_ns")
             if r["retx_packets"]:
@@ -114,8 +126,9 @@ def check_raw(workdir: Path, plan: dict[str, Any],
     for table in ("queue_facts", "packet_facts"):
         for r in tables.get(table, []):
             if r["queue"] not in traced:
-                problems.append(f"{workdir / (table + '.csv')}: queue {r['queue']!r} is not in the plan's "
-                                "trace.queues")
+                problems.append(
+                    f"{workdir / (table + '.csv')}: queue {r['queue']!r} is not in the plan's trace.queues"
+                )
                 break
     if tables.get("queue_facts") is not None:
         problems += traces.check_queue_rows(workdir / "queue_facts.csv", tables["queue_facts"], "time_ns")
@@ -128,8 +141,9 @@ def check_raw(workdir: Path, plan: dict[str, Any],
     return problems, tables
 
 
-def _check_tcp_facts(path: Path, rows: list[dict[str, Any]], plan: dict[str, Any],
-                     end_ns: int | None) -> list[str]:
+def _check_tcp_facts(
+    path: Path, rows: list[dict[str, Any]], plan: dict[str, Any], end_ns: int | None
+) -> list[str]:
     """Rows only of the flows trace.tcp names, between each one's start and
     the run's end, with counters that never decrease."""
     traced = set(plan["trace"].get("tcp", []))
@@ -138,8 +152,10 @@ def _check_tcp_facts(path: Path, rows: list[dict[str, Any]], plan: dict[str, Any
         if r["flow_id"] not in traced:
             return [f"{path}: flow {r['flow_id']} is not in the plan's trace.tcp"]
         if r["time_ns"] < start[r["flow_id"]] or (end_ns is not None and r["time_ns"] > end_ns):
-            return [f"{path}: flow {r['flow_id']}: a row at {r['time_ns']} ns, outside its start "
-                    f"({start[r['flow_id']]}) and the run's end ({end_ns})"]
+            return [
+                f"{path}: flow {r['flow_id']}: a row at {r['time_ns']} ns, outside its start "
+                f"({start[r['flow_id']]}) and the run's end ({end_ns})"
+            ]
     return traces.check_tcp_rows(path, rows)
 
 
@@ -173,16 +189,32 @@ def flow_rows(plan: dict[str, Any], facts: list[dict[str, Any]], end_ns: int) ->
         delivered = r["rx_bytes"]
         elapsed = (end if done else end_ns) - start
         goodput = 8.0 * delivered / (elapsed / 1e9) if elapsed > 0 else 0.0
-        row = [str(f["flow_id"]), f["app"], f["group"], str(f["cls"]), str(f["prec"]), str(seg), str(goal),
-               str(delivered), fmt_s(start), fmt_s(end) if done else traces.NA, "1" if done else "0",
-               fmt_s(end - start) if done and not udp else traces.NA, _fmt_rate(goodput),
-               str(r["tx_packets"]), str(r["retx_packets"])]
+        row = [
+            str(f["flow_id"]),
+            f["app"],
+            f["group"],
+            str(f["cls"]),
+            str(f["prec"]),
+            str(seg),
+            str(goal),
+            str(delivered),
+            fmt_s(start),
+            fmt_s(end) if done else traces.NA,
+            "1" if done else "0",
+            fmt_s(end - start) if done and not udp else traces.NA,
+            _fmt_rate(goodput),
+            str(r["tx_packets"]),
+            str(r["retx_packets"]),
+        ]
         if udp:
             rx = r["rx_packets"]
             row += [str(rx), str(r["tx_packets"] - rx)]
             # the mean delay, rounded to the nearest nanosecond
-            row += [fmt_s((r["delay_sum_ns"] + rx // 2) // rx), fmt_s(r["delay_max_ns"])] if rx else \
-                [traces.NA, traces.NA]
+            row += (
+                [fmt_s((r["delay_sum_ns"] + rx // 2) // rx), fmt_s(r["delay_max_ns"])]
+                if rx
+                else [traces.NA, traces.NA]
+            )
         else:
             row += [traces.NA] * 4
         rows.append(row)
@@ -201,29 +233,63 @@ def _na(v: Any, fmt: Any = str) -> str:
     return traces.NA if v is None else fmt(v)
 
 
-def finalise(workdir: Path, plan: dict[str, Any], facts: dict[str, Any],
-             tables: dict[str, list[dict[str, Any]]]) -> bool:
+def finalise(
+    workdir: Path, plan: dict[str, Any], facts: dict[str, Any], tables: dict[str, list[dict[str, Any]]]
+) -> bool:
     """Write the trace tables from checked raw facts; returns all_completed."""
     end_ns = facts["end_ns"]
     rows, all_done = flow_rows(plan, tables["flow_facts"], end_ns)
     names = [c.name for c in traces.TABLES["flows"]["columns"]]
     traces.atomic_write_bytes(workdir / "flows.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
     names = [c.name for c in traces.TABLES["queues"]["columns"]]
-    rows = [[fmt_s(r["time_ns"]), r["queue"], str(r["band"]), str(r["backlog_pkts"]), str(r["backlog_bytes"]),
-             str(r["enqueued_pkts"]), str(r["dequeued_pkts"]), str(r["dropped_pkts"]), traces.NA]
-            for r in tables["queue_facts"]]
+    rows = [
+        [
+            fmt_s(r["time_ns"]),
+            r["queue"],
+            str(r["band"]),
+            str(r["backlog_pkts"]),
+            str(r["backlog_bytes"]),
+            str(r["enqueued_pkts"]),
+            str(r["dequeued_pkts"]),
+            str(r["dropped_pkts"]),
+            traces.NA,
+        ]
+        for r in tables["queue_facts"]
+    ]
     traces.atomic_write_bytes(workdir / "queues.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
     if "packet_facts" in tables:
         names = [c.name for c in traces.TABLES["packets"]["columns"]]
-        rows = [[str(r["seq"]), fmt_s(r["time_ns"]), r["queue"], r["event"], str(r["band"]),
-                 str(r["len_bytes"]), _na(r["flow_id"]), _na(r["sojourn_ns"], fmt_s), _na(r["reason"])]
-                for r in tables["packet_facts"]]
+        rows = [
+            [
+                str(r["seq"]),
+                fmt_s(r["time_ns"]),
+                r["queue"],
+                r["event"],
+                str(r["band"]),
+                str(r["len_bytes"]),
+                _na(r["flow_id"]),
+                _na(r["sojourn_ns"], fmt_s),
+                _na(r["reason"]),
+            ]
+            for r in tables["packet_facts"]
+        ]
         traces.atomic_write_bytes(workdir / "packets.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
     if "tcp_facts" in tables:
         names = [c.name for c in traces.TABLES["tcp"]["columns"]]
-        rows = [[fmt_s(r["time_ns"]), str(r["flow_id"]), str(r["cwnd_bytes"]), str(r["ssthresh_bytes"]),
-                 _na(r["srtt_ns"], fmt_s), fmt_s(r["rto_ns"]), str(r["retx_packets"]),
-                 str(r["syn_retx_packets"]), r["state"], r["ca_state"]]
-                for r in tables["tcp_facts"]]
+        rows = [
+            [
+                fmt_s(r["time_ns"]),
+                str(r["flow_id"]),
+                str(r["cwnd_bytes"]),
+                str(r["ssthresh_bytes"]),
+                _na(r["srtt_ns"], fmt_s),
+                fmt_s(r["rto_ns"]),
+                str(r["retx_packets"]),
+                str(r["syn_retx_packets"]),
+                r["state"],
+                r["ca_state"],
+            ]
+            for r in tables["tcp_facts"]
+        ]
         traces.atomic_write_bytes(workdir / "tcp.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
     return all_done

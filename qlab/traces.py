@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import io
 import json
 import math
+import re
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +32,14 @@ class Column:
     choices: tuple[str, ...] = ()
 
 
-def _c(name: str, kind: str, na: bool = False, lo: float | None = None, hi: float | None = None,
-       choices: tuple[str, ...] = ()) -> Column:
+def _c(
+    name: str,
+    kind: str,
+    na: bool = False,
+    lo: float | None = None,
+    hi: float | None = None,
+    choices: tuple[str, ...] = (),
+) -> Column:
     return Column(name, kind, na, lo, hi, choices)
 
 
@@ -38,8 +47,19 @@ APPS = ("bulk", "cbr", "onoff", "voip")  # bulk is TCP; the others UDP (docs/job
 UDP_APPS = APPS[1:]
 REASONS = ("overflow", "aqm", "precedence_local", "precedence_cross", "delay")
 # tcp: a connection's state (RFC 793's names) and its congestion state (Linux's tcpi_ca_state)
-TCP_STATES = ("CLOSED", "LISTEN", "SYN_SENT", "SYN_RCVD", "ESTABLISHED", "CLOSE_WAIT", "LAST_ACK",
-              "FIN_WAIT_1", "FIN_WAIT_2", "CLOSING", "TIME_WAIT")
+TCP_STATES = (
+    "CLOSED",
+    "LISTEN",
+    "SYN_SENT",
+    "SYN_RCVD",
+    "ESTABLISHED",
+    "CLOSE_WAIT",
+    "LAST_ACK",
+    "FIN_WAIT_1",
+    "FIN_WAIT_2",
+    "CLOSING",
+    "TIME_WAIT",
+)
 CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
 
 TABLES: dict[str, dict[str, Any]] = {
@@ -47,14 +67,24 @@ TABLES: dict[str, dict[str, Any]] = {
         "required": True,
         "sort": ("flow_id",),
         "columns": (
-            _c("flow_id", "int", lo=0), _c("app", "str", choices=APPS), _c("group", "str"),
-            _c("cls", "int", lo=0), _c("prec", "int", lo=0), _c("seg_bytes", "int", lo=1),
-            _c("bytes_goal", "int", lo=0), _c("bytes_delivered", "int", lo=0),
-            _c("start_s", "float", lo=0), _c("end_s", "float", na=True, lo=0),
-            _c("completed", "bool01"), _c("fct_s", "float", na=True, lo=0),
-            _c("goodput_bps", "float", lo=0), _c("tx_packets", "int", lo=0),
-            _c("retx_packets", "int", lo=0), _c("rx_packets", "int", na=True, lo=0),
-            _c("lost_packets", "int", na=True, lo=0), _c("delay_mean_s", "float", na=True, lo=0),
+            _c("flow_id", "int", lo=0),
+            _c("app", "str", choices=APPS),
+            _c("group", "str"),
+            _c("cls", "int", lo=0),
+            _c("prec", "int", lo=0),
+            _c("seg_bytes", "int", lo=1),
+            _c("bytes_goal", "int", lo=0),
+            _c("bytes_delivered", "int", lo=0),
+            _c("start_s", "float", lo=0),
+            _c("end_s", "float", na=True, lo=0),
+            _c("completed", "bool01"),
+            _c("fct_s", "float", na=True, lo=0),
+            _c("goodput_bps", "float", lo=0),
+            _c("tx_packets", "int", lo=0),
+            _c("retx_packets", "int", lo=0),
+            _c("rx_packets", "int", na=True, lo=0),
+            _c("lost_packets", "int", na=True, lo=0),
+            _c("delay_mean_s", "float", na=True, lo=0),
             _c("delay_max_s", "float", na=True, lo=0),
         ),
     },
@@ -62,10 +92,14 @@ TABLES: dict[str, dict[str, Any]] = {
         "required": True,
         "sort": ("time_s", "queue", "band"),
         "columns": (
-            _c("time_s", "float", lo=0), _c("queue", "str"), _c("band", "int", lo=0),
+            _c("time_s", "float", lo=0),
+            _c("queue", "str"),
+            _c("band", "int", lo=0),
             _c("backlog_pkts", "int", lo=0),
-            _c("backlog_bytes", "int", lo=0), _c("enqueued_pkts", "int", lo=0),
-            _c("dequeued_pkts", "int", lo=0), _c("dropped_pkts", "int", lo=0),
+            _c("backlog_bytes", "int", lo=0),
+            _c("enqueued_pkts", "int", lo=0),
+            _c("dequeued_pkts", "int", lo=0),
+            _c("dropped_pkts", "int", lo=0),
             _c("drop_prob", "float", na=True, lo=0, hi=1),
         ),
     },
@@ -73,20 +107,30 @@ TABLES: dict[str, dict[str, Any]] = {
         "required": False,
         "sort": ("time_s", "seq"),
         "columns": (
-            _c("seq", "int", lo=0), _c("time_s", "float", lo=0), _c("queue", "str"),
-            _c("event", "str", choices=("enq", "deq", "drop", "mark")), _c("band", "int", lo=0),
-            _c("len_bytes", "int", lo=1), _c("flow_id", "int", na=True, lo=0),
-            _c("sojourn_s", "float", na=True, lo=0), _c("reason", "str", na=True, choices=REASONS),
+            _c("seq", "int", lo=0),
+            _c("time_s", "float", lo=0),
+            _c("queue", "str"),
+            _c("event", "str", choices=("enq", "deq", "drop", "mark")),
+            _c("band", "int", lo=0),
+            _c("len_bytes", "int", lo=1),
+            _c("flow_id", "int", na=True, lo=0),
+            _c("sojourn_s", "float", na=True, lo=0),
+            _c("reason", "str", na=True, choices=REASONS),
         ),
     },
     "tcp": {
         "required": False,
         "sort": ("time_s", "flow_id"),
         "columns": (
-            _c("time_s", "float", lo=0), _c("flow_id", "int", lo=0), _c("cwnd_bytes", "int", lo=0),
-            _c("ssthresh_bytes", "int", lo=0), _c("srtt_s", "float", na=True, lo=0),
-            _c("rto_s", "float", lo=0), _c("retx_packets", "int", lo=0),
-            _c("syn_retx_packets", "int", lo=0), _c("state", "str", choices=TCP_STATES),
+            _c("time_s", "float", lo=0),
+            _c("flow_id", "int", lo=0),
+            _c("cwnd_bytes", "int", lo=0),
+            _c("ssthresh_bytes", "int", lo=0),
+            _c("srtt_s", "float", na=True, lo=0),
+            _c("rto_s", "float", lo=0),
+            _c("retx_packets", "int", lo=0),
+            _c("syn_retx_packets", "int", lo=0),
+            _c("state", "str", choices=TCP_STATES),
             _c("ca_state", "str", choices=CA_STATES),
         ),
     },
@@ -99,19 +143,28 @@ RAW_TABLES: dict[str, dict[str, Any]] = {
         "required": True,
         "sort": ("flow_id",),
         "columns": (
-            _c("flow_id", "int", lo=0), _c("tx_packets", "int", lo=0), _c("retx_packets", "int", lo=0),
-            _c("rx_packets", "int", na=True, lo=0), _c("rx_bytes", "int", lo=0),
-            _c("first_rx_ns", "int", na=True, lo=0), _c("last_rx_ns", "int", na=True, lo=0),
-            _c("delay_sum_ns", "int", na=True, lo=0), _c("delay_max_ns", "int", na=True, lo=0),
+            _c("flow_id", "int", lo=0),
+            _c("tx_packets", "int", lo=0),
+            _c("retx_packets", "int", lo=0),
+            _c("rx_packets", "int", na=True, lo=0),
+            _c("rx_bytes", "int", lo=0),
+            _c("first_rx_ns", "int", na=True, lo=0),
+            _c("last_rx_ns", "int", na=True, lo=0),
+            _c("delay_sum_ns", "int", na=True, lo=0),
+            _c("delay_max_ns", "int", na=True, lo=0),
         ),
     },
     "queue_facts": {
         "required": True,
         "sort": ("time_ns", "queue", "band"),
         "columns": (
-            _c("time_ns", "int", lo=0), _c("queue", "str"), _c("band", "int", lo=0),
-            _c("backlog_pkts", "int", lo=0), _c("backlog_bytes", "int", lo=0),
-            _c("enqueued_pkts", "int", lo=0), _c("dequeued_pkts", "int", lo=0),
+            _c("time_ns", "int", lo=0),
+            _c("queue", "str"),
+            _c("band", "int", lo=0),
+            _c("backlog_pkts", "int", lo=0),
+            _c("backlog_bytes", "int", lo=0),
+            _c("enqueued_pkts", "int", lo=0),
+            _c("dequeued_pkts", "int", lo=0),
             _c("dropped_pkts", "int", lo=0),
         ),
     },
@@ -119,32 +172,60 @@ RAW_TABLES: dict[str, dict[str, Any]] = {
         "required": False,
         "sort": ("time_ns", "seq"),
         "columns": (
-            _c("seq", "int", lo=0), _c("time_ns", "int", lo=0), _c("queue", "str"),
-            _c("event", "str", choices=("enq", "deq", "drop", "mark")), _c("band", "int", lo=0),
-            _c("len_bytes", "int", lo=1), _c("flow_id", "int", na=True, lo=0),
-            _c("sojourn_ns", "int", na=True, lo=0), _c("reason", "str", na=True, choices=REASONS),
+            _c("seq", "int", lo=0),
+            _c("time_ns", "int", lo=0),
+            _c("queue", "str"),
+            _c("event", "str", choices=("enq", "deq", "drop", "mark")),
+            _c("band", "int", lo=0),
+            _c("len_bytes", "int", lo=1),
+            _c("flow_id", "int", na=True, lo=0),
+            _c("sojourn_ns", "int", na=True, lo=0),
+            _c("reason", "str", na=True, choices=REASONS),
         ),
     },
     "tcp_facts": {
         "required": False,
         "sort": ("time_ns", "flow_id"),
         "columns": (
-            _c("time_ns", "int", lo=0), _c("flow_id", "int", lo=0), _c("cwnd_bytes", "int", lo=0),
-            _c("ssthresh_bytes", "int", lo=0), _c("srtt_ns", "int", na=True, lo=0),
-            _c("rto_ns", "int", lo=0), _c("retx_packets", "int", lo=0),
-            _c("syn_retx_packets", "int", lo=0), _c("state", "str", choices=TCP_STATES),
+            _c("time_ns", "int", lo=0),
+            _c("flow_id", "int", lo=0),
+            _c("cwnd_bytes", "int", lo=0),
+            _c("ssthresh_bytes", "int", lo=0),
+            _c("srtt_ns", "int", na=True, lo=0),
+            _c("rto_ns", "int", lo=0),
+            _c("retx_packets", "int", lo=0),
+            _c("syn_retx_packets", "int", lo=0),
+            _c("state", "str", choices=TCP_STATES),
             _c("ca_state", "str", choices=CA_STATES),
         ),
     },
 }
 
 RUN_REQUIRED: dict[str, type | tuple[type, ...]] = {
-    "schema": str, "scenario": str, "paper": str, "backend": str, "series": str, "point": str,
-    "point_values": dict, "seed": int, "discipline": dict, "job_sha256": str,
-    "sim_end_s": (int, float), "all_completed": bool, "versions": dict,
-    "wall_time_s": (int, float), "valid": bool, "invalid_reasons": list,
+    "schema": str,
+    "scenario": str,
+    "paper": str,
+    "backend": str,
+    "series": str,
+    "point": str,
+    "point_values": dict,
+    "seed": int,
+    "discipline": dict,
+    "job_sha256": str,
+    "sim_end_s": (int, float),
+    "all_completed": bool,
+    "versions": dict,
+    "wall_time_s": (int, float),
+    "valid": bool,
+    "invalid_reasons": list,
+    "tables": dict,
 }
-RUN_SCHEMA = "qlab-trace/1"
+# 2: run.json records each trace table's size, SHA-256 and row count ("tables")
+RUN_SCHEMA = "qlab-trace/2"
+# The files run.json's "tables" describes, when present (flows, queues and
+# flow_facts always are; packets and tcp with trace.packets / trace.tcp).
+TABLE_FILES = tuple(f"{t}.csv.gz" for t in TABLES) + ("flow_facts.csv.gz",)
+REQUIRED_FILES = ("flows.csv.gz", "queues.csv.gz")
 
 
 # ---------------------------------------------------------------------------
@@ -176,14 +257,116 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def read_csv_gz(path: Path) -> tuple[list[str], list[list[str]]]:
-    with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader, [])
-        return header, list(reader)
+    """A gzip CSV's header and rows; TableError (one line, naming the file)
+    when it is not readable as one."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TableError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_csv_gz(path, data)
+
+
+class TableError(ValueError):
+    """A table that cannot be read as gzip CSV in the encoding above."""
+
+
+# What decompressing and decoding damaged bytes raises.
+DECODE_ERRORS = (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error, ValueError)
+
+
+def parse_csv_gz(path: Path, data: bytes) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of gzip CSV bytes (docs/traces.md, "Encoding": UTF-8,
+    LF line endings); TableError naming the file otherwise."""
+    try:
+        text = gzip.decompress(data).decode("utf-8")
+    except DECODE_ERRORS as exc:
+        raise TableError(f"{path}: not a readable gzip CSV: {type(exc).__name__}: {exc}") from None
+    return parse_csv_text(path, text)
+
+
+def parse_csv_text(path: Path, text: str) -> tuple[list[str], list[list[str]]]:
+    if "\r" in text:
+        line = text.count("\n", 0, text.index("\r")) + 1
+        raise TableError(f"{path}: line {line}: a carriage return (the encoding is LF line endings)")
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise TableError(f"{path}: not a readable CSV: {exc}") from None
+    return (rows[0] if rows else []), rows[1:]
+
+
+def file_record(path: Path, data: bytes | None = None) -> dict[str, Any]:
+    """What run.json records of a trace table: its size in bytes, its
+    SHA-256 and its number of rows (the header not counted)."""
+    data = path.read_bytes() if data is None else data
+    _, rows = parse_csv_gz(path, data)
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "rows": len(rows)}
+
+
+def verify_file(
+    path: Path, record: Any, data: bytes | None = None
+) -> tuple[str | None, list[str], list[list[str]]]:
+    """Check a table against what run.json recorded of it: the problem (or
+    None), and its header and rows when it could be read."""
+    if not isinstance(record, dict) or not all(
+        isinstance(record.get(k), t) and not isinstance(record.get(k), bool)
+        for k, t in (("bytes", int), ("sha256", str), ("rows", int))
+    ):
+        return f"{path.name}: run.json's record of it is not {{bytes, sha256, rows}}", [], []
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return f"{path.name}: missing (run.json records it)", [], []
+        except OSError as exc:
+            return f"{path.name}: cannot read: {exc.strerror}", [], []
+    if len(data) != record["bytes"]:
+        return f"{path.name}: {len(data)} bytes, run.json recorded {record['bytes']}", [], []
+    if hashlib.sha256(data).hexdigest() != record["sha256"]:
+        return f"{path.name}: SHA-256 differs from run.json's", [], []
+    try:
+        header, rows = parse_csv_gz(path, data)
+    except TableError as exc:
+        return str(exc).replace(f"{path}: ", f"{path.name}: ", 1), [], []
+    if len(rows) != record["rows"]:
+        return f"{path.name}: {len(rows)} rows, run.json recorded {record['rows']}", [], []
+    return None, header, rows
+
+
+def check_integrity(directory: Path, run: dict[str, Any]) -> list[str]:
+    """Every table of a run directory against run.json's "tables" (size,
+    SHA-256, rows), and no table run.json does not record; one line each."""
+    recorded = run.get("tables")
+    if not isinstance(recorded, dict):
+        return [
+            f"{directory / 'run.json'}: tables: missing (no sizes, hashes or row counts to check "
+            "the traces against; run.json of an older qlab?)"
+        ]
+    out = []
+    for name in REQUIRED_FILES:
+        if name not in recorded:
+            out.append(f"{directory / 'run.json'}: tables: no record of {name}")
+    for name in sorted(recorded):
+        if name not in TABLE_FILES:
+            out.append(f"{directory / 'run.json'}: tables: unknown table {name!r}")
+            continue
+        problem, _, _ = verify_file(directory / name, recorded[name])
+        if problem:
+            out.append(f"{directory}: {problem}")
+    for name in TABLE_FILES:
+        if name not in recorded and (directory / name).exists():
+            out.append(f"{directory / name}: not recorded in run.json's tables")
+    return out
 
 
 # ---------------------------------------------------------------------------
 # validation
+
+
+# Numbers as the writers write them: Python's int() and float() also take
+# "1_0", "+12", " 7", "nan" and "inf", which R reads otherwise or not at all.
+INT_RE = re.compile(r"-?[0-9]+")
+FLOAT_RE = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 
 
 def _parse(col: Column, text: str) -> tuple[Any, str | None]:
@@ -191,8 +374,12 @@ def _parse(col: Column, text: str) -> tuple[Any, str | None]:
         return None, None if col.na else "NA not allowed"
     try:
         if col.kind == "int":
+            if not INT_RE.fullmatch(text):
+                return None, f"expected an integer (digits), got {text!r}"
             value: Any = int(text)
         elif col.kind == "float":
+            if not FLOAT_RE.fullmatch(text):
+                return None, f"expected a decimal number, got {text!r}"
             value = float(text)
             if not math.isfinite(value):
                 return None, f"expected a finite number, got {text!r}"
@@ -217,10 +404,20 @@ MAX_PROBLEMS_PER_TABLE = 10
 
 
 def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader, [])
-        return header, list(reader)
+    """A plain CSV's header and rows; TableError when it is not readable as one."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise TableError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise TableError(f"{path}: not a readable CSV: {exc}") from None
+    return parse_csv_text(path, text)
+
+
+# Tables whose sort key identifies a row (tcp may hold several rows of a
+# flow at one instant, in the order they happened, but never the same row
+# twice; flows' duplicate ids are named by the flows check).
+UNIQUE_KEYS = ("queues", "packets", "flow_facts", "queue_facts", "packet_facts")
 
 
 def check_table(path: Path, table: str, raw: bool = False) -> tuple[list[str], list[dict[str, Any]]]:
@@ -230,8 +427,8 @@ def check_table(path: Path, table: str, raw: bool = False) -> tuple[list[str], l
     problems: list[str] = []
     try:
         header, rows = read_csv(path) if raw else read_csv_gz(path)
-    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError, csv.Error) as exc:
-        return [f"{path}: not a readable {'CSV' if raw else 'gzip CSV'}: {exc}"], []
+    except TableError as exc:
+        return [str(exc)], []
     names = [c.name for c in spec["columns"]]
     if header != names:
         missing = [n for n in names if n not in header]
@@ -264,6 +461,14 @@ def check_table(path: Path, table: str, raw: bool = False) -> tuple[list[str], l
         return problems, parsed
     if keys != sorted(keys):
         problems.append(f"{path}: rows are not sorted by {', '.join(spec['sort'])}")
+    unique = table in UNIQUE_KEYS
+    for i in range(1, len(keys) if table != "flows" else 0):
+        if keys[i] == keys[i - 1] and (unique or rows[i] == rows[i - 1]):
+            problems.append(
+                f"{path}: line {i + 2}: a duplicate row "
+                f"({', '.join(f'{k}={v}' for k, v in zip(spec['sort'], keys[i], strict=True))})"
+            )
+            break
     return problems, parsed
 
 
@@ -274,8 +479,11 @@ def _check_flows(path: Path, rows: list[dict[str, Any]], sim_end_s: float | None
         out.append(f"{path}: flow_id: duplicate flow ids")
     for r in rows:
         where = f"{path}: flow {r['flow_id']}"
-        if r["bytes_delivered"] is not None and r["bytes_goal"] is not None \
-                and r["bytes_delivered"] > r["bytes_goal"]:
+        if (
+            r["bytes_delivered"] is not None
+            and r["bytes_goal"] is not None
+            and r["bytes_delivered"] > r["bytes_goal"]
+        ):
             out.append(f"{where}: bytes_delivered exceeds bytes_goal")
         done = r["completed"] == 1
         udp = r["app"] in UDP_APPS
@@ -287,8 +495,9 @@ def _check_flows(path: Path, rows: list[dict[str, Any]], sim_end_s: float | None
                 out.append(f"{where}: a UDP flow needs rx_packets and lost_packets")
             elif r["tx_packets"] is not None and r["rx_packets"] + r["lost_packets"] != r["tx_packets"]:
                 out.append(f"{where}: rx_packets + lost_packets != tx_packets")
-            elif (r["rx_packets"] > 0) != (r["delay_mean_s"] is not None) \
-                    or (r["delay_mean_s"] is None) != (r["delay_max_s"] is None):
+            elif (r["rx_packets"] > 0) != (r["delay_mean_s"] is not None) or (r["delay_mean_s"] is None) != (
+                r["delay_max_s"] is None
+            ):
                 out.append(f"{where}: delay_mean_s and delay_max_s are given exactly when rx_packets > 0")
             elif r["delay_mean_s"] is not None and r["delay_mean_s"] > r["delay_max_s"] + 1e-9:
                 out.append(f"{where}: delay_mean_s exceeds delay_max_s")
@@ -306,8 +515,11 @@ def _check_flows(path: Path, rows: list[dict[str, Any]], sim_end_s: float | None
                 out.append(f"{where}: end_s before start_s")
             if sim_end_s is not None and r["end_s"] > sim_end_s + 1e-9:
                 out.append(f"{where}: end_s after the run's end ({sim_end_s})")
-        if r["retx_packets"] is not None and r["tx_packets"] is not None \
-                and r["retx_packets"] > r["tx_packets"]:
+        if (
+            r["retx_packets"] is not None
+            and r["tx_packets"] is not None
+            and r["retx_packets"] > r["tx_packets"]
+        ):
             out.append(f"{where}: retx_packets exceeds tx_packets")
     return out
 
@@ -349,30 +561,110 @@ def check_tcp_rows(path: Path, rows: list[dict[str, Any]]) -> list[str]:
     return []
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def load_run_json(path: Path) -> dict[str, Any]:
+    """run.json as an object; ValueError (one line, naming the file) when it
+    is missing, not UTF-8, not JSON (NaN and Infinity are not) or not an object."""
+    try:
+        run = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_no_constant)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: missing") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read: {exc.strerror}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"{path}: not readable JSON: {type(exc).__name__}: {exc}") from None
+    if not isinstance(run, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return run
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+
+
 def check_run_json(path: Path) -> tuple[list[str], dict[str, Any]]:
     try:
-        run = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        return [f"{path}: not readable JSON: {exc}"], {}
-    if not isinstance(run, dict):
-        return [f"{path}: expected a JSON object"], {}
+        run = load_run_json(path)
+    except ValueError as exc:
+        return [str(exc)], {}
     out = []
+    if run.get("schema") != RUN_SCHEMA:  # first: it explains the rest (an older qlab's run.json)
+        out.append(f"{path}: schema: expected {RUN_SCHEMA!r}, got {run.get('schema')!r}")
     for key, typ in RUN_REQUIRED.items():
+        if key == "schema" and "schema" in run:
+            continue
         if key not in run:
             out.append(f"{path}: {key}: missing")
         elif not isinstance(run[key], typ) or (typ is int and isinstance(run[key], bool)):
             out.append(f"{path}: {key}: wrong type {type(run[key]).__name__}")
-    if run.get("schema") not in (None, RUN_SCHEMA):
-        out.append(f"{path}: schema: expected {RUN_SCHEMA!r}, got {run.get('schema')!r}")
+    for key in ("sim_end_s", "wall_time_s"):
+        if isinstance(run.get(key), (int, float)) and not _finite(run[key]):
+            out.append(f"{path}: {key}: expected a finite number >= 0, got {run[key]!r}")
     return out, run
 
 
-def check_dir(directory: Path) -> list[str]:
-    """Every problem with one job's trace directory (empty when it passes)."""
+def plan_of(directory: Path) -> Path | None:
+    """The plan a run directory of a results tree ran:
+    <results>/<paper>/<name>/<backend>/<point>/seed-<n> ran
+    <results>/jobs/<paper>/<name>/<backend>/<point>/seed-<n>.json."""
+    parts = Path(directory).parts
+    if len(parts) < 5:
+        return None
+    root = Path(*parts[:-5]) if len(parts) > 5 else Path(".")
+    return root / "jobs" / Path(*parts[-5:-1]) / f"{parts[-1]}.json"
+
+
+def check_against_plan(
+    directory: Path, run: dict[str, Any], job: Path, flows: list[dict[str, Any]] | None
+) -> list[str]:
+    """The run against the plan it ran: the same plan (job_sha256), every
+    flow of the plan present exactly once, nothing else."""
+    try:
+        raw = job.read_bytes()
+        plan = json.loads(raw)
+        plan_flows = [f["flow_id"] for f in plan["flows"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return [f"{job}: the plan this run ran is not readable ({type(exc).__name__}: {exc})"]
+    if hashlib.sha256(raw).hexdigest() != run.get("job_sha256"):
+        return [
+            f"{directory / 'run.json'}: job_sha256 is not the SHA-256 of {job} (the run is of another plan)"
+        ]
+    if flows is None:
+        return []
+    ids = [r["flow_id"] for r in flows]
+    missing = sorted(set(plan_flows) - set(ids))
+    extra = sorted(set(ids) - set(plan_flows))
+    seen: set[int] = set()
+    twice = sorted({i for i in ids if i in seen or seen.add(i)})
+    if missing or extra or twice:
+        what = (
+            [f"{len(missing)} missing (flow {missing[0]}{', ...' if len(missing) > 1 else ''})"]
+            if missing
+            else []
+        )
+        what += [f"unknown flow {extra[0]}"] if extra else []
+        what += [f"flow {twice[0]} more than once"] if twice else []
+        return [
+            f"{directory / 'flows.csv.gz'}: expected each of the plan's {len(plan_flows)} flows "
+            f"exactly once, got {len(ids)} rows: {'; '.join(what)}"
+        ]
+    return []
+
+
+def check_dir(directory: Path, job: Path | None = None) -> list[str]:
+    """Every problem with one job's trace directory (empty when it passes):
+    run.json, each table against what run.json recorded of it and against
+    docs/traces.md, and, when the plan it ran is found (job, or the
+    results tree's jobs/), the flows against the plan."""
     directory = Path(directory)
     if not directory.is_dir():
         return [f"{directory}: not a directory"]
     problems, run = check_run_json(directory / "run.json")
+    if run:
+        problems += check_integrity(directory, run)
     tables: dict[str, list[dict[str, Any]]] = {}
     for table, spec in TABLES.items():
         path = directory / f"{table}.csv.gz"
@@ -382,14 +674,23 @@ def check_dir(directory: Path) -> list[str]:
             continue
         p, rows = check_table(path, table)
         problems.extend(p)
-        tables[table] = rows if not p else []
+        if not p:  # the row checks below read only tables that parsed cleanly
+            tables[table] = rows
+    sim_end_s = run.get("sim_end_s") if _finite(run.get("sim_end_s")) else None
     if tables.get("flows"):
-        problems.extend(_check_flows(directory / "flows.csv.gz", tables["flows"], run.get("sim_end_s")))
+        problems.extend(_check_flows(directory / "flows.csv.gz", tables["flows"], sim_end_s))
         if run.get("all_completed") is True and not all(r["completed"] for r in tables["flows"]):
-            problems.append(f"{directory / 'run.json'}: all_completed is true "
-                            "but some flows did not complete")
-    if tables.get("queues"):
+            problems.append(
+                f"{directory / 'run.json'}: all_completed is true but some flows did not complete"
+            )
+    # A run that traced a queue (its discipline is that queue's) has samples
+    # of it: at least the one at the run's end.
+    traced = isinstance(run.get("discipline"), dict) and run["discipline"].get("kind") != "none"
+    if "queues" in tables and (tables["queues"] or traced):
         problems.extend(check_queue_rows(directory / "queues.csv.gz", tables["queues"]))
     if tables.get("tcp"):
         problems.extend(check_tcp_rows(directory / "tcp.csv.gz", tables["tcp"]))
+    job = job if job is not None else plan_of(directory)
+    if run and job is not None and job.exists():
+        problems.extend(check_against_plan(directory, run, job, tables.get("flows")))
     return problems

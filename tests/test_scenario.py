@@ -29,7 +29,9 @@ def test_every_repo_scenario_is_valid_and_expands():
 
 
 def test_four_mistakes_give_four_precise_lines(paper_dir, capsys):
-    bad = write(paper_dir / "bad.yaml", """\
+    bad = write(
+        paper_dir / "bad.yaml",
+        """\
 extends: defaults.yaml
 sweep:
   flows: {path: workload.flows, values: [10, 20]}
@@ -39,14 +41,15 @@ workload:
   flows: -1
 tcp:
   variant: null
-""")
+""",
+    )
     # `variant: null` removes the inherited required field
     rc = main(["validate", str(bad)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert len(err) == 4, err
     text = "\n".join(err)
-    assert f"{bad}: duration_s: expected number, got string \"long\"" in text
+    assert f'{bad}: duration_s: expected number, got string "long"' in text
     assert f"{bad}: colour: unknown field (allowed:" in text
     assert f"{bad}: tcp.variant: missing required field" in text
     assert f"{bad}: workload.flows: expected a value >= 0, got -1" in text
@@ -54,18 +57,19 @@ tcp:
 
 def test_error_names_the_file_that_set_the_value(paper_dir):
     defaults = paper_dir / "defaults.yaml"
-    defaults.write_text(defaults.read_text().replace("bottleneck_delay_s: 0.010",
-                                                     "bottleneck_delay_s: -1"))
+    defaults.write_text(defaults.read_text().replace("bottleneck_delay_s: 0.010", "bottleneck_delay_s: -1"))
     with pytest.raises(sc.ScenarioError) as exc:
         sc.load(paper_dir / "flows.yaml")
-    assert exc.value.problems == [
-        f"{defaults}: topology.bottleneck_delay_s: expected a value >= 0, got -1"]
+    assert exc.value.problems == [f"{defaults}: topology.bottleneck_delay_s: expected a value >= 0, got -1"]
 
 
-@pytest.mark.parametrize("name, value", [
-    ("series", "{'../etc': {kind: droptail}}"),
-    ("series", "{'a;rm -rf x': {kind: droptail}}"),
-])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("series", "{'../etc': {kind: droptail}}"),
+        ("series", "{'a;rm -rf x': {kind: droptail}}"),
+    ],
+)
 def test_names_used_in_paths_are_refused(paper_dir, name, value):
     f = write(paper_dir / "inj.yaml", f"extends: defaults.yaml\n{name}: {value}\n")
     with pytest.raises(sc.ScenarioError) as exc:
@@ -73,20 +77,24 @@ def test_names_used_in_paths_are_refused(paper_dir, name, value):
     assert len(exc.value.problems) == 1
     assert exc.value.problems[0].endswith(
         "series: expected a name used in result paths: lower-case letters, digits, '.', '-'; "
-        f"got {value.split(':')[0][1:]}")
+        f"got {value.split(':')[0][1:]}"
+    )
 
 
 def test_sweep_value_with_path_characters_is_refused(paper_dir):
-    f = write(paper_dir / "inj.yaml", "extends: defaults.yaml\n"
-              "sweep:\n  x: {path: workload.flows, values: ['../../x']}\n")
+    f = write(
+        paper_dir / "inj.yaml",
+        "extends: defaults.yaml\nsweep:\n  x: {path: workload.flows, values: ['../../x']}\n",
+    )
     with pytest.raises(sc.ScenarioError) as exc:
         sc.load(f)
     assert any("sweep.x.values.0" in p and "usable in a path" in p for p in exc.value.problems)
 
 
 def test_sweep_path_must_exist(paper_dir):
-    f = write(paper_dir / "p.yaml", "extends: defaults.yaml\n"
-              "sweep:\n  x: {path: workload.nothing, values: [1]}\n")
+    f = write(
+        paper_dir / "p.yaml", "extends: defaults.yaml\nsweep:\n  x: {path: workload.nothing, values: [1]}\n"
+    )
     with pytest.raises(sc.ScenarioError, match="sweep.x.path: no field 'workload.nothing'"):
         sc.load(f)
 
@@ -106,8 +114,9 @@ def test_circular_extends(paper_dir):
 
 def test_cli_validate_has_no_traceback_for_user_mistakes(paper_dir):
     f = write(paper_dir / "x.yaml", "extends: defaults.yaml\nduration_s: [3]\n")
-    proc = subprocess.run([sys.executable, "-m", "qlab", "validate", str(f)],
-                          capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qlab", "validate", str(f)], capture_output=True, text=True, cwd=REPO
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip() == f"{f}: duration_s: expected number, got list [3]"
@@ -115,7 +124,9 @@ def test_cli_validate_has_no_traceback_for_user_mistakes(paper_dir):
 
 def test_expansion_counts_and_pairing():
     s = sc.load(REPO / "scenarios/ncq-conf/flows.yaml")
-    jobs = sc.expand(s, "quick")
+    assert sc.resolve(s, "quick")["backends"] == ["ns3", "ns2"]
+    assert len(sc.expand(s, "quick")) == 10 * 2 * 5 * 2  # flows points x series x seeds x backends
+    jobs = sc.expand(s, "quick", ["ns3"])
     assert len(jobs) == 10 * 2 * 5  # flows points x series x seeds
     by = {(j.series, json.dumps(j.spec["point_values"]), j.seed): j for j in jobs}
     a = by[("droptail", json.dumps({"flows": 50}), 3)].spec
@@ -130,9 +141,19 @@ def test_expansion_counts_and_pairing():
     # the discipline at the bottleneck's sending end, every parameter typed
     # (the core's defaults for those the scenario leaves out), seeded by the run
     bottleneck = next(link for link in b["links"] if link["id"] == "bottleneck")
-    assert bottleneck["queues"]["L"] == {"kind": "ncq", "seed": 3, "params": {
-        "size_bytes": 141, "thresh": 0.05, "limit_pkts": 100, "variant": "journal",
-        "mode": "deterministic", "favor_acks": False, "ramp": 0.5}}
+    assert bottleneck["queues"]["L"] == {
+        "kind": "ncq",
+        "seed": 3,
+        "params": {
+            "size_bytes": 141,
+            "thresh": 0.05,
+            "limit_pkts": 100,
+            "variant": "journal",
+            "mode": "deterministic",
+            "favor_acks": False,
+            "ramp": 0.5,
+        },
+    }
     assert bottleneck["queues"]["R"] == {"kind": "lossless"} and b["trace"]["queues"] == ["bottleneck:L"]
 
 
@@ -140,8 +161,7 @@ def test_noncongestive_rounding_at_small_counts():
     s = sc.load(REPO / "scenarios/ncq-conf/flows.yaml")
     counts = {}
     for j in sc.expand(s, "quick"):
-        counts[j.spec["point_values"]["flows"]] = sum(
-            f["group"] == "noncongestive" for f in j.spec["flows"])
+        counts[j.spec["point_values"]["flows"]] = sum(f["group"] == "noncongestive" for f in j.spec["flows"])
     assert counts[10] == 1 and counts[20] == 1 and counts[30] == 2 and counts[100] == 5
 
 
@@ -172,13 +192,14 @@ def test_discipline_parameters_are_checked_by_the_core(paper_dir, capsys):
     assert main(["validate", str(f)]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         f"{f}: series.ncq-0.01.params: thresh: expected a decimal with at most 6 places "
-        "between 0 and 1 (fraction), got 1.5"]
+        "between 0 and 1 (fraction), got 1.5"
+    ]
     f.write_text(text.replace("thresh: 0.01,", "thresh: 0.01, colour: 1,"))
     assert main(["validate", str(f)]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         f"{f}: series.ncq-0.01.params: unknown parameter 'colour' for ncq "
-        "(valid: size_bytes, thresh, limit_pkts, variant, mode, favor_acks, ramp)"]
-
+        "(valid: size_bytes, thresh, limit_pkts, variant, mode, favor_acks, ramp)"
+    ]
 
 
 def test_assumptions_accumulate_down_the_inheritance_chain(paper_dir):
@@ -194,7 +215,8 @@ def test_assumptions_accumulate_down_the_inheritance_chain(paper_dir):
 
 @needs(paths.QCORE_REPLAY)
 def test_schema_names_every_discipline_of_the_core():
-    listed = subprocess.run([str(paths.QCORE_REPLAY), "--list"], capture_output=True, text=True,
-                            check=True).stdout.split()
+    listed = subprocess.run(
+        [str(paths.QCORE_REPLAY), "--list"], capture_output=True, text=True, check=True
+    ).stdout.split()
     kinds = sc.schema()["$defs"]["discipline"]["properties"]["kind"]["enum"]
     assert sorted(kinds) == sorted(listed)
