@@ -1,4 +1,5 @@
 """python -m qlab"""
+
 import sys
 
 from qlab.cli import main

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 # Commands import what they need when they run: `run-job` runs once per
 # simulation, and the scenario machinery (jsonschema, yaml) would double the
@@ -30,24 +31,32 @@ def _fail(lines: Sequence[str]) -> int:
     return EXIT_USER
 
 
+def _limits(args: argparse.Namespace) -> None:
+    """--max-jobs / --max-packets: the bounds of qlab.scenario.limits()."""
+    for flag, var in (("max_jobs", "QLAB_MAX_JOBS"), ("max_packets", "QLAB_MAX_PACKETS")):
+        if getattr(args, flag, None) is not None:
+            os.environ[var] = str(getattr(args, flag))
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from qlab import plan as plans
     from qlab import scenario as sc
 
     files = args.files or sc.discover()
+    _limits(args)
+    # Every plan's structure is the same for every seed: build and check one
+    # seed of each point, series and backend (`expand` builds every seed).
+    problems: list[str] = []
     try:
         scenarios = sc.load_all(files)
-        jobs = [j for s in scenarios for profile in PROFILES for j in sc.expand(s, profile)]
+        jobs = []
+        for s in scenarios:
+            for profile in [args.profile] if args.profile else PROFILES:
+                for job in sc.iter_jobs(s, profile, first_seed_only=True):
+                    problems += [f"{job.scenario} {job.rel_dir}: plan: {p}" for p in plans.check(job.spec)]
+                    jobs.append(job)
     except sc.ScenarioError as exc:
         return _fail(exc.problems)
-    # Every plan's structure is the same for every seed: check one seed of
-    # each point, series and backend (the expander built them all already).
-    problems, seen = [], set()
-    for job in jobs:
-        key = (job.scenario, job.backend, job.point)
-        if key not in seen:
-            seen.add(key)
-            problems += [f"{job.scenario} {job.rel_dir}: plan: {p}" for p in plans.check(job.spec)]
     problems += check_disciplines(scenarios, jobs)
     if problems:
         return _fail(list(dict.fromkeys(problems)))
@@ -64,8 +73,10 @@ def check_disciplines(scenarios: list, jobs: list) -> list[str]:
     from qlab import scenario as sc
 
     if not paths.QCORE_REPLAY.exists():
-        return [f"qlab validate: {paths.QCORE_REPLAY} is not built, so discipline parameters "
-                "cannot be checked (run `make build`)"]
+        return [
+            f"qlab validate: {paths.QCORE_REPLAY} is not built, so discipline parameters "
+            "cannot be checked (run `make build`)"
+        ]
     by_id = {s.id: s for s in scenarios}
     problems = []
     seen: set[tuple] = set()
@@ -106,6 +117,7 @@ def _core_rejects(kind: str, params: list[tuple[str, str]], classes: list[tuple[
 def cmd_expand(args: argparse.Namespace) -> int:
     from qlab import scenario as sc
 
+    _limits(args)
     try:
         scenarios = sc.load_all(args.files or None)
         jobs = [j for s in scenarios for j in sc.expand(s, args.profile, args.backend or None)]
@@ -152,8 +164,11 @@ def cmd_collect(args: argparse.Namespace) -> int:
         return [] if value in ("", "-") else value.split(",")
 
     try:
-        out = collect_mod.collect(Path(args.out), [Path(d) for d in args.runs], split(args.sweep),
-                                  split(args.tables))
+        out = collect_mod.collect(
+            Path(args.out), [Path(d) for d in args.runs], split(args.sweep), split(args.tables)
+        )
+    except collect_mod.Damaged as exc:  # one line per damaged run, naming how to rerun it
+        return _fail(exc.lines)
     except (OSError, ValueError) as exc:
         return _fail([f"qlab collect: {exc}"])
     print(out)
@@ -199,9 +214,14 @@ def cmd_render(args: argparse.Namespace) -> int:
     from qlab import backends
 
     site = Path(args.site).resolve()
-    env = dict(os.environ, QLAB_RESULTS=str(Path(args.results).resolve()), QLAB_SITE=str(site),
-               QLAB_ROOT=str(paths.ROOT), QLAB_DEFAULT_BACKEND=backends.DEFAULT,
-               TZ=os.environ.get("TZ", "UTC"))
+    env = dict(
+        os.environ,
+        QLAB_RESULTS=str(Path(args.results).resolve()),
+        QLAB_SITE=str(site),
+        QLAB_ROOT=str(paths.ROOT),
+        QLAB_DEFAULT_BACKEND=backends.DEFAULT,
+        TZ=os.environ.get("TZ", "UTC"),
+    )
     quarto = shutil.which("quarto")
     if quarto and not args.fallback:
         cmd = [quarto, "render", str(paths.REPORTS), "--output-dir", str(site)]
@@ -214,6 +234,29 @@ def cmd_render(args: argparse.Namespace) -> int:
         return _fail([f"qlab render: {' '.join(cmd)} failed (exit {proc.returncode})"])
     print(site / "index.html")
     return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    problems = [
+        f"{d}: not a results directory (no runs.csv.gz under it)"
+        for d in (args.a, args.b)
+        if not Path(d).is_dir() or not any(Path(d).glob("*/*/*/runs.csv.gz"))
+    ]
+    if problems:
+        return _fail(problems)
+    if not shutil.which("Rscript"):
+        return _fail(["qlab diff: Rscript not found (scripts/setup.sh installs R)"])
+    cmd = [
+        "Rscript",
+        str(paths.ROOT / "analysis" / "scripts" / "compare-runs.R"),
+        "--old",
+        args.a,
+        "--new",
+        args.b,
+        *(["--out", args.out] if args.out else []),
+    ]
+    proc = subprocess.run(cmd, check=False, env={**os.environ, "TZ": "UTC"})
+    return 0 if proc.returncode == 0 else (EXIT_USER if proc.returncode == 2 else 1)
 
 
 def cmd_images(args: argparse.Namespace) -> int:
@@ -229,8 +272,10 @@ def cmd_images(args: argparse.Namespace) -> int:
     if args.action == "list":
         for name in containers.IMAGES:
             stamp = containers.stamps([name]).get(name, {})
-            print(f"{name:9} {stamp.get('tag', '(not built)'):28} {stamp.get('id', '')[:19]:19}"
-                  f"  {containers.used_by(name)}")
+            print(
+                f"{name:9} {stamp.get('tag', '(not built)'):28} {stamp.get('id', '')[:19]:19}"
+                f"  {containers.used_by(name)}"
+            )
         return 0
     names = args.names or containers.default_images()
     quarto = Path(args.quarto_deb) if args.quarto_deb else None
@@ -264,79 +309,185 @@ def cmd_export_images(args: argparse.Namespace) -> int:
     return 0
 
 
+def _limit_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-jobs",
+        type=int,
+        metavar="N",
+        help="runs a scenario may expand to, per profile (default 10,000; QLAB_MAX_JOBS)",
+    )
+    p.add_argument(
+        "--max-packets",
+        type=float,
+        metavar="N",
+        help="packets a scenario's runs may offer, per profile (default 1e11; QLAB_MAX_PACKETS)",
+    )
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Defaults shown (those that say something); descriptions kept as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (
+            action.default not in (None, False, argparse.SUPPRESS)
+            and "%(default)" not in text
+            and action.option_strings
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _command(sub: Any, name: str, summary: str, details: str = "", **kw: Any) -> argparse.ArgumentParser:
+    """A subcommand: `summary` in `qlab --help`, summary and details in its own help."""
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=summary + (f"\n\n{details}" if details else ""),
+        formatter_class=_Help,
+        **kw,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="qlab", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="qlab",
+        description=__doc__.splitlines()[0],
+        formatter_class=_Help,
+        epilog="`qlab COMMAND --help` for a command's arguments. Exit status: 0 "
+        "ok, 2 a user mistake (one line per problem), 1 a failure.",
+    )
     p.add_argument("--version", action="version", version=f"qlab {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    v = sub.add_parser("validate", help="check scenario files; exit 2 listing every problem")
+    v = _command(
+        sub,
+        "validate",
+        "check scenario files; exit 2 listing every problem",
+        "Loads each file with what it extends, validates it as every profile runs it (every "
+        "sweep point), builds one seed's plans and asks the discipline core about their "
+        "parameters (docs/jobs.md, 'How a scenario is checked').",
+    )
     v.add_argument("files", nargs="*", help="scenario files (default: every scenarios/*/*.yaml)")
+    v.add_argument(
+        "--profile",
+        choices=PROFILES,
+        help="check the scenarios as this profile runs them, and its plans, only "
+        "(default: every profile; make reproduce checks the profile it runs)",
+    )
     v.set_defaults(func=cmd_validate)
+    _limit_flags(v)
 
-    e = sub.add_parser("expand", help="write the resolved plans of scenarios (results/jobs/)")
-    e.add_argument("files", nargs="*")
-    e.add_argument("--profile", default="quick", choices=PROFILES)
-    e.add_argument("--backend", action="append", help="only this backend (repeatable)")
-    e.add_argument("--results", default="results")
+    e = _command(
+        sub,
+        "expand",
+        "write the resolved plans of scenarios (RESULTS/jobs/)",
+        "One plan per run: series x sweep point x seed x backend (docs/jobs.md). Only "
+        "plans whose content changed are rewritten.",
+    )
+    e.add_argument("files", nargs="*", help="scenario files (default: every scenarios/*/*.yaml)")
+    e.add_argument("--profile", default="quick", choices=PROFILES, help="which profile's runs")
+    e.add_argument(
+        "--backend",
+        action="append",
+        help="only this backend (repeatable; default: every backend each scenario lists)",
+    )
+    e.add_argument("--results", default="results", help="results directory (plans go to RESULTS/jobs/)")
+    _limit_flags(e)
     e.set_defaults(func=cmd_expand)
 
-    r = sub.add_parser("run-job", help="check a plan, run it on its backend, finalise its traces")
-    r.add_argument("job")
+    r = _command(
+        sub,
+        "run-job",
+        "check a plan, run it on its backend, finalise its traces",
+        "Nothing runs unless the plan passes the job schema and its backend can build it; "
+        "nothing lands in OUT unless the traces pass validation (docs/traces.md).",
+    )
+    r.add_argument("job", help="the plan (a JSON file written by `qlab expand`)")
     r.add_argument("--out", required=True, help="trace directory to create")
-    r.add_argument("--log")
+    r.add_argument("--log", help="file for the runner's own output")
     r.set_defaults(func=cmd_run_job)
 
-    c = sub.add_parser("check-traces", help="validate trace directories (docs/traces.md)")
-    c.add_argument("dirs", nargs="+")
+    c = _command(sub, "check-traces", "validate trace directories (docs/traces.md)")
+    c.add_argument("dirs", nargs="+", help="run directories (each with run.json)")
     c.set_defaults(func=cmd_check_traces)
 
-    rp = sub.add_parser("replay", add_help=False,
-                        help="feed events through a core discipline (qcore-replay DISC --help)")
+    rp = sub.add_parser(
+        "replay", add_help=False, help="feed events through a core discipline (qcore-replay DISC --help)"
+    )
     rp.add_argument("rest", nargs=argparse.REMAINDER)
     rp.set_defaults(func=cmd_replay)
 
-    co = sub.add_parser("collect", help="gather one scenario's runs (on one backend) into tidy tables")
+    co = _command(
+        sub,
+        "collect",
+        "gather one scenario's runs (on one backend) into tidy tables",
+        "Concatenates and labels; every metric is computed in analysis/R.",
+    )
     co.add_argument("runs", nargs="+", help="the runs' trace directories (each with run.json)")
     co.add_argument("--out", required=True, help="where the collected tables go")
     co.add_argument("--sweep", default="-", help="the sweep variables, comma-separated, in order ('-': none)")
     co.add_argument("--tables", default="-", help="per-run tables besides flows to gather (queues,packets)")
     co.set_defaults(func=cmd_collect)
 
-    sch = sub.add_parser("schema", help="print the plan schema (docs/job.schema.json, "
-                         "with the core's parameters)")
+    sch = _command(sub, "schema", "print the plan schema (docs/job.schema.json, with the core's parameters)")
     sch.set_defaults(func=cmd_schema)
 
-    be = sub.add_parser("backends", help="the backends, and whether this machine runs them")
-    be.add_argument("--available", action="store_true",
-                    help="print the ones this machine runs, as a workflow config list")
+    be = _command(sub, "backends", "the backends, and whether this machine runs them")
+    be.add_argument(
+        "--available", action="store_true", help="print the ones this machine runs, as a workflow config list"
+    )
     be.set_defaults(func=cmd_backends)
 
-    pv = sub.add_parser("provenance", help="write provenance.json (commit, hashes, versions)")
-    pv.add_argument("--profile", default="quick", choices=PROFILES)
-    pv.add_argument("--out", default="results/provenance.json")
+    pv = _command(sub, "provenance", "write provenance.json (commit, hashes, versions)")
+    pv.add_argument("--profile", default="quick", choices=PROFILES, help="the profile that was run")
+    pv.add_argument("--out", default="results/provenance.json", help="file to write")
     pv.add_argument("files", nargs="*", help="the scenario files run (default: every scenarios/*/*.yaml)")
     pv.set_defaults(func=cmd_provenance)
 
-    rd = sub.add_parser("render", help="render the report (quarto, or knitr + pandoc without it)")
-    rd.add_argument("--results", default="results")
+    rd = _command(sub, "render", "render the report (quarto, or knitr + pandoc without it)")
+    rd.add_argument("--results", default="results", help="results directory the report reads")
     rd.add_argument("--site", default=str(paths.REPORTS / "_site"), help="where the HTML goes")
     rd.add_argument("--fallback", action="store_true", help="use knitr + pandoc even if quarto exists")
     rd.set_defaults(func=cmd_render)
 
-    im = sub.add_parser("images", help="build qlab's Docker images (containers/), list them, "
-                        "or remove older builds of them (prune)")
-    im.add_argument("action", choices=("build", "list", "prune"))
-    im.add_argument("names", nargs="*", help="images (default: those of the backends this machine "
-                    "runs, and analysis; each with what it is built FROM)")
+    df = _command(
+        sub,
+        "diff",
+        "what changed between two result trees: figure data and verdicts",
+        "Every per-run metric of both trees, paired by run (series, sweep point, seed), "
+        "per figure cell the mean difference A - B with its paired 95% t-interval over "
+        "the seeds both have; then every claim whose verdict differs "
+        "(analysis/scripts/compare-runs.R).",
+    )
+    df.add_argument("a", metavar="RESULTS_A", help="a results directory (the 'before')")
+    df.add_argument("b", metavar="RESULTS_B", help="a results directory (the 'after')")
+    df.add_argument("--out", help="also write every cell (CSV)")
+    df.set_defaults(func=cmd_diff)
+
+    im = _command(
+        sub,
+        "images",
+        "build qlab's Docker images (containers/), list them, or remove older builds of them (prune)",
+    )
+    im.add_argument("action", choices=("build", "list", "prune"), help="what to do")
+    im.add_argument(
+        "names",
+        nargs="*",
+        help="images (default: those of the backends this machine "
+        "runs, and analysis; each with what it is built FROM)",
+    )
     im.add_argument("--quarto-deb", help="a Quarto .deb to install in the analysis image")
-    im.add_argument("--no-deps", action="store_true",
-                    help="not the images they are built FROM (those must be built)")
+    im.add_argument(
+        "--no-deps", action="store_true", help="not the images they are built FROM (those must be built)"
+    )
     im.set_defaults(func=cmd_images)
 
-    ex = sub.add_parser("export-images", help="write built images to a tarball (docker save)")
+    ex = _command(sub, "export-images", "write built images to a tarball (docker save)")
     ex.add_argument("names", nargs="*", help="images (default: every built one)")
-    ex.add_argument("--out", default="build/qlab-images.tar",
-                    help="tarball to write (.tar.gz: gzip-compressed)")
+    ex.add_argument(
+        "--out", default="build/qlab-images.tar", help="tarball to write (.tar.gz: gzip-compressed)"
+    )
     ex.set_defaults(func=cmd_export_images)
     return p
 
