@@ -1,22 +1,94 @@
 # Claims: each entry of analysis/claims/<paper>.yaml states one claim of the
 # paper verbatim, the paper's value, and how to test it against our runs
-# (`comparison`). Verdicts are computed here from the data, never typed.
+# (`comparison`). Verdicts are computed here from the data, never typed; the
+# rules are `verdict_rules` below, which the report's "How verdicts are
+# computed" page prints (reports/verdicts.qmd).
 #
-# Comparison kinds (the verdict rule for each is in `evaluate_claim()`):
-#   ratio_at       paired ratio treatment/baseline at one sweep point vs `expected`
-#   difference_at  paired difference treatment − baseline at one point vs `expected`
-#   direction      treatment `relation` (< or >) baseline, judged at every point
-#   no_worse       treatment not worse than baseline by more than `tolerance` at any point
-#   at_least       mean of the metric ≥ `threshold` for the given series at every point
-#   at_most        the same with ≤; `over: every_run` judges each run, not the mean (a bound)
+# Every statistical verdict rests on one-sided t-tests of per-seed values at
+# level `verdict_alpha`: a comparison between two series pairs their runs by
+# seed (and sweep values) and tests the per-seed contrasts; the tests at the
+# points of a sweep (or the comparisons of one claim) form one family,
+# adjusted by Holm's step-down method before anything counts as shown.
+# "inconclusive" (no test decides) is not "not reproduced" (a test shows the
+# opposite, or the interval excludes the claimed magnitude).
+#
+# Comparison kinds:
+#   ratio_at       paired ratio treatment/baseline at one sweep point vs `expected` (a magnitude)
+#   difference_at  paired difference treatment − baseline at one point vs `expected` (a magnitude)
+#   direction      treatment `relation` (< or >) baseline (or each of several baselines), at every point
+#   no_worse       non-inferiority: treatment not worse than baseline by more than `tolerance` (relative)
+#   equivalent     equivalence by two one-sided tests (TOST): the paired ratio within 1 ± `margin`,
+#                  or one series' mean within `value` × (1 ± `margin`)
+#   at_least       the mean of the metric ≥ `threshold` for the given series at every point
+#   at_most        the same with ≤; `over: every_run` judges each run (a bound, no statistics)
 #   trend          metric `decreasing`/`increasing` in the sweep variable, per series
 #   qualitative    a statement we do not test numerically (`reason`)
 #   not_comparable a statement our runs cannot test (`reason`)
+# Beside the kind, a claim may give
+#   same_as        the id of a claim that tests the same sentence the same way: this entry
+#                  shows that verdict and is counted once (summaries count the referenced one)
+#   requires       {metric, <keys>, series, min}: a demonstration's defining rule must have fired
+#                  (the metric ≥ min, default 1, in every run of those series), else "not reproduced"
+#   times_s        with metric tasks_completed: the times t at which tasks completed by t are compared
 
-verdicts <- c("reproduced", "partly", "not reproduced", "qualitative", "not comparable")
+verdicts <- c("reproduced", "partly", "inconclusive", "not reproduced", "qualitative", "not comparable")
 
-comparison_kinds <- c("ratio_at", "difference_at", "direction", "no_worse",
+comparison_kinds <- c("ratio_at", "difference_at", "direction", "no_worse", "equivalent",
                       "at_least", "at_most", "trend", "qualitative", "not_comparable")
+
+# The level of every test behind a verdict, and the multiplicity correction
+# applied to each claim's family of tests (stats::p.adjust's name).
+verdict_alpha <- 0.05
+multiplicity_method <- "holm"
+
+#' The verdict rule of each comparison kind, as the report prints it: what is
+#' tested, and when each verdict is given. (A function: the files of
+#' analysis/R are sourced in any order.)
+verdict_rules <- function() {
+  a <- format(verdict_alpha)
+  tibble::tribble(
+    ~kind, ~test, ~reproduced, ~partly, ~inconclusive, ~not_reproduced,
+    "direction",
+    sprintf("At each sweep point, a one-sided paired t-test of the per-seed differences treatment − baseline (with several baselines, one per baseline and point); Holm across the family; a point holds (or is against) when its adjusted p < %s on the claimed (or the opposite) side.", a),
+    "holds at ≥ min_share of the points (default 80%), against at none",
+    "holds at one point or more and at more points than against",
+    "no point holds or is against",
+    "against at one point or more, and at least as often as it holds",
+    "ratio_at / difference_at",
+    sprintf("At the claim's point, a one-sided paired t-test of the per-seed ratios (differences) against no effect (p < %s), and the magnitude: our mean effect, or with `compare: best` the per-seed best over the sweep (the papers report single runs), within ± tolerance of the paper's effect. Both numbers are reported; the verdict names the one compared.", a),
+    "significant on the paper's side and the compared magnitude within tolerance",
+    "significant on the paper's side, magnitude outside the tolerance",
+    "not significant either way, and the 95% interval still reaches the tolerance band of the paper's effect",
+    "significant on the opposite side, or the 95% interval excludes the paper's effect with its tolerance",
+    "no_worse",
+    sprintf("Non-inferiority: at each point, a one-sided paired t-test that the per-seed ratio treatment/baseline is better than 1 ± tolerance (the worse side; margin stated in the claim), and the opposite test; Holm across the points, p < %s.", a),
+    "shown at every point",
+    "shown at some points, worse than the margin at none",
+    "shown at no point, worse than the margin at none",
+    "worse than the margin at one point or more",
+    "equivalent",
+    sprintf("Equivalence by two one-sided tests (TOST): at each point the per-seed ratio treatment/baseline (or one series' values against `value`) lies within 1 ± margin (value × (1 ± margin)); the TOST p-value is the larger of the two one-sided ones. Outside: the one-sided test beyond the nearer bound, Bonferroni ×2. Holm across the points, p < %s.", a),
+    "equivalent at every point",
+    "equivalent at some points, outside at none",
+    "equivalent at no point, outside at none",
+    "outside the margin at one point or more",
+    "at_least / at_most",
+    sprintf("At each series × point cell, a one-sided t-test of the per-seed values against the threshold; Holm across the cells, p < %s. With `over: every_run` (a bound): every run's value is compared, no statistics.", a),
+    "shown in every cell (every run within the bound)",
+    "shown in some cells, the opposite in none",
+    "shown in no cell, the opposite in none",
+    "the opposite shown in one cell or more (one run beyond a bound)",
+    "trend",
+    sprintf("Per series, the least-squares slope of the per-run values on the sweep variable, one-sided t-test on its sign; Holm across the series, p < %s.", a),
+    "the claimed sign in every series",
+    "the claimed sign in some series, the opposite in none",
+    "no series decides",
+    "the opposite sign in one series or more",
+    "qualitative / not_comparable",
+    "No test: a description, an explanation, or a statement our runs cannot test; the reason is shown.",
+    "—", "—", "—", "—"
+  )
+}
 
 #' Read and check a claims YAML file.
 #'
@@ -35,14 +107,23 @@ read_claims <- function(path) {
     stop(sprintf("%s: claim ids must be unique (repeated: %s)", path, paste(unique(ids[duplicated(ids)]), collapse = ", ")))
   }
   purrr::iwalk(doc$claims, function(claim, i) check_claim(claim, sprintf("%s: claims[%d]", path, i)))
+  check_claim_references(doc$claims, path)
   doc$claims
 }
 
 check_claim <- function(claim, where) {
-  required <- c("id", "figure", "claim", "paper_value", "comparison")
+  # an entry that repeats another's test (same_as) has no comparison of its own
+  required <- c("id", "figure", "claim", "paper_value", if (is.null(claim$same_as)) "comparison")
   missing <- setdiff(required, names(claim))
   if (length(missing) > 0) {
     stop(sprintf("%s: missing field(s) %s", where, paste(missing, collapse = ", ")))
+  }
+  if (!is.null(claim$same_as)) {
+    if (!is.null(claim$comparison) || !is.null(claim$metric)) {
+      stop(sprintf("%s (%s): an entry with same_as repeats that claim's test: it must give no comparison or metric of its own",
+                   where, claim$id))
+    }
+    return(invisible(claim))
   }
   kind <- claim$comparison$kind %||% ""
   if (!kind %in% comparison_kinds) {
@@ -52,6 +133,7 @@ check_claim <- function(claim, where) {
     ratio_at = , difference_at = c("treatment", "baseline", "at", "expected", "tolerance"),
     direction = c("treatment", "baseline", "relation"),
     no_worse = c("treatment", "baseline", "tolerance", "better"),
+    equivalent = if (is.null(claim$comparison$value)) c("treatment", "baseline", "margin") else c("series", "value", "margin"),
     at_least = , at_most = c("series", "threshold"),
     trend = c("series", "relation", "x"),
     qualitative = , not_comparable = "reason"
@@ -60,6 +142,10 @@ check_claim <- function(claim, where) {
   if (length(missing) > 0) {
     stop(sprintf("%s (%s): comparison of kind %s must give %s", where, claim$id, kind, paste(missing, collapse = ", ")))
   }
+  compare <- claim$comparison$compare %||% "mean"
+  if (!compare %in% c("mean", "best")) {
+    stop(sprintf("%s (%s): comparison.compare must be mean or best (found %s)", where, claim$id, compare))
+  }
   if (!kind %in% c("qualitative", "not_comparable")) {
     for (field in c("metric", "scenario")) {
       if (is.null(claim[[field]])) {
@@ -67,6 +153,16 @@ check_claim <- function(claim, where) {
       }
     }
     claim_selector(claim, sprintf("%s (%s)", where, claim$id))
+    if (identical(claim$metric, "tasks_completed") && is.null(claim$comparison$times_s)) {
+      stop(sprintf("%s (%s): a claim on tasks_completed must give comparison.times_s (the times t compared)", where, claim$id))
+    }
+  }
+  if (!is.null(claim$requires)) {
+    if (is.null(claim$requires$series)) {
+      stop(sprintf("%s (%s): `requires` must name the `series` whose runs must exercise the rule", where, claim$id))
+    }
+    metric_selector(claim$requires[intersect(c("metric", metric_key_columns), names(claim$requires))],
+                    sprintf("%s (%s): requires", where, claim$id))
   }
   invisible(claim)
 }
@@ -77,15 +173,44 @@ claim_selector <- function(claim, where = claim$id) {
   metric_selector(claim[intersect(c("metric", metric_key_columns), names(claim))], where)
 }
 
+#' Stop unless every `same_as` names another claim of the file that is not
+#' itself a reference (a duplicate points at the one test).
+check_claim_references <- function(claims, where = "claims") {
+  ids <- purrr::map_chr(claims, "id")
+  purrr::walk(claims, function(claim) {
+    target <- claim$same_as
+    if (is.null(target)) return()
+    if (!target %in% ids || identical(target, claim$id)) {
+      stop(sprintf("%s (%s): same_as must name another claim of the file (found %s)", where, claim$id, target))
+    }
+    if (!is.null(claims[[match(target, ids)]]$same_as)) {
+      stop(sprintf("%s (%s): same_as must name the claim that holds the test, not another reference (%s)",
+                   where, claim$id, target))
+    }
+  })
+  invisible(claims)
+}
+
 #' Evaluate every claim against per-run metrics.
 #'
 #' @param claims Claims from `read_claims()`.
 #' @param metrics_by_scenario Named list, scenario id -> list(metrics = long
-#'   per-run table from `compute_run_metrics()`, sweep_vars = character).
-#' @return A tibble: claim_id, figure, claim, paper_value, ours, verdict, method.
+#'   per-run table from `compute_run_metrics()`, sweep_vars = character, and
+#'   `results` (for tasks_completed claims)).
+#' @return A tibble: claim_id, figure, claim, paper_value, ours, verdict,
+#'   method, same_as (NA, or the claim whose test this entry repeats).
 evaluate_claims <- function(claims, metrics_by_scenario) {
+  check_claim_references(claims)
+  outcomes <- purrr::map(claims, function(entry) {
+    if (!is.null(entry$same_as)) NULL else evaluate_claim(entry, metrics_by_scenario)
+  })
+  names(outcomes) <- purrr::map_chr(claims, "id")
   purrr::map_dfr(claims, function(entry) {
-    outcome <- evaluate_claim(entry, metrics_by_scenario)
+    outcome <- outcomes[[entry$id]] %||% outcomes[[entry$same_as]]
+    method <- paste(c(entry$operationalisation, outcome$method), collapse = " ")
+    if (!is.null(entry$same_as)) {
+      method <- sprintf("Same test as %s (counted once, there). %s", entry$same_as, method)
+    }
     tibble::tibble(
       claim_id = entry$id,
       figure = entry$figure,
@@ -93,9 +218,19 @@ evaluate_claims <- function(claims, metrics_by_scenario) {
       paper_value = entry$paper_value,
       ours = outcome$ours,
       verdict = outcome$verdict,
-      method = paste(c(entry$operationalisation, outcome$method), collapse = " ")
+      method = method,
+      same_as = entry$same_as %||% NA_character_
     )
   })
+}
+
+#' Verdict counts of an evaluated claims table, each test once (entries that
+#' repeat another's test, `same_as`, are not counted).
+count_verdicts <- function(evaluated) {
+  counted <- if ("same_as" %in% names(evaluated)) evaluated[is.na(evaluated$same_as) | evaluated$same_as == "NA", ] else evaluated
+  counted |>
+    dplyr::mutate(verdict = factor(.data$verdict, levels = verdicts)) |>
+    dplyr::count(.data$verdict, .drop = FALSE)
 }
 
 claim_outcome <- function(verdict, ours, method) {
@@ -118,27 +253,81 @@ evaluate_claim <- function(claim, metrics_by_scenario) {
     return(claim_outcome("not comparable", "—", sprintf("No results for scenario %s.", claim$scenario)))
   }
   selector <- claim_selector(claim)
-  metrics <- select_metric_rows(data$metrics, selector, sprintf("claim %s", claim$id))
+  sweep_vars <- data$sweep_vars
+  if (identical(claim$metric, "tasks_completed")) {
+    metrics <- tasks_completed_runs(data$results, unlist(comparison$times_s), sweep_vars)
+    sweep_vars <- c(sweep_vars, "time_s")
+  } else {
+    metrics <- select_metric_rows(data$metrics, selector, sprintf("claim %s", claim$id))
+  }
   if (nrow(metrics) == 0) {
     return(claim_outcome("not comparable", "—", sprintf("Metric %s is not computed for %s.",
                                                          metric_selector_id(selector), claim$scenario)))
   }
   # texts name the metric with its part (avg_fct_s[group=noncongestive])
   claim$metric_id <- metric_selector_id(selector)
+  sweep <- metrics
   metrics <- filter_at_point(metrics, comparison$at)
   if (nrow(metrics) == 0) {
     return(claim_outcome("not comparable", "—", sprintf("Sweep point %s is not in the results of %s.", describe_point(comparison$at), claim$scenario)))
+  }
+  if (!is.null(claim$requires)) {
+    fired <- check_rule_fired(claim, data)
+    if (!is.null(fired)) {
+      return(fired)
+    }
   }
   evaluate <- switch(kind,
     ratio_at = evaluate_effect_at,
     difference_at = evaluate_effect_at,
     direction = evaluate_direction,
     no_worse = evaluate_no_worse,
-    at_least = evaluate_at_least,
-    at_most = evaluate_at_most,
+    equivalent = evaluate_equivalent,
+    at_least = evaluate_threshold,
+    at_most = evaluate_threshold,
     trend = evaluate_trend
   )
-  evaluate(claim, metrics, data$sweep_vars)
+  evaluate(claim, metrics, sweep_vars, sweep)
+}
+
+#' Tasks completed by each time of `times_s`, per run, as a long per-run
+#' metric table with `time_s` beside the sweep variables (valid runs only).
+tasks_completed_runs <- function(results, times_s, sweep_vars) {
+  if (is.null(results)) {
+    stop("tasks completed: the claim needs the scenario's collected results (flows and runs)")
+  }
+  valid_runs <- dplyr::filter(results$runs, .data$valid)
+  flows <- results$flows |>
+    dplyr::filter(.data$app == "bulk") |>
+    dplyr::semi_join(valid_runs, by = run_key_columns)
+  count_tasks_completed(flows, c(run_key_columns, sweep_vars), sort(times_s)) |>
+    dplyr::transmute(dplyr::across(dplyr::all_of(c(run_key_columns, sweep_vars, "time_s"))),
+                     metric = "tasks_completed", value = as.numeric(.data$tasks_completed), n_censored = 0L) |>
+    with_metric_keys()
+}
+
+#' NULL when the claim's defining rule fired in every run of the series its
+#' `requires` names; else the "not reproduced" outcome saying where it did not.
+check_rule_fired <- function(claim, data) {
+  needed <- claim$requires
+  selector <- metric_selector(needed[intersect(c("metric", metric_key_columns), names(needed))], claim$id)
+  series <- unlist(needed$series)
+  minimum <- needed$min %||% 1
+  rows <- select_metric_rows(data$metrics, selector, sprintf("claim %s: requires", claim$id)) |>
+    dplyr::filter(.data$series %in% .env$series)
+  runs <- data$metrics |>
+    dplyr::filter(.data$series %in% .env$series) |>
+    dplyr::distinct(dplyr::across(dplyr::all_of(run_key_columns)))
+  fired <- dplyr::left_join(runs, rows[c(run_key_columns, "value")], by = run_key_columns)
+  fired$value[is.na(fired$value)] <- 0
+  missed <- sum(fired$value < minimum)
+  rule <- sprintf("%s ≥ %s in every run of %s", metric_selector_id(selector), minimum, paste(series, collapse = ", "))
+  if (nrow(fired) > 0 && missed == 0) {
+    return(NULL)
+  }
+  claim_outcome("not reproduced",
+                sprintf("the defining rule did not fire in %d of %d runs (%s)", missed, nrow(fired), rule),
+                sprintf("A demonstration must exercise its rule: %s is required before the claim is tested.", rule))
 }
 
 filter_at_point <- function(metrics, at) {
@@ -161,7 +350,9 @@ describe_point <- function(at) {
 format_number <- function(x, metric) {
   scale <- if (grepl("_bps$", metric)) 1e-6 else 1
   unit <- if (grepl("_bps$", metric)) " Mb/s" else if (grepl("_s$", metric)) " s" else ""
-  ifelse(is.na(x), "NA", paste0(formatC(x * scale, digits = 3, format = "fg", flag = "#"), unit))
+  # "fg" with "#" keeps 3 significant digits (0.0500) but leaves a bare point on large integers (8727.)
+  digits <- sub("\\.$", "", formatC(x * scale, digits = 3, format = "fg", flag = "#"))
+  ifelse(is.na(x), "NA", paste0(digits, unit))
 }
 
 format_interval <- function(summary, metric) {
@@ -169,161 +360,288 @@ format_interval <- function(summary, metric) {
           format_number(summary$ci_lo, metric), format_number(summary$ci_hi, metric), summary$n)
 }
 
-# ratio_at / difference_at: the paired contrast at one point. The paper's
-# effect is `expected - 1` for a ratio and `expected` for a difference.
-#   reproduced      the 95% CI excludes "no effect" on the paper's side and the
-#                   mean effect is within ±tolerance (relative) of the paper's
-#   partly          the CI excludes "no effect" on the paper's side, magnitude outside
-#   not reproduced  otherwise (no significant effect, or the opposite one)
-evaluate_effect_at <- function(claim, metrics, sweep_vars) {
+format_p <- function(p) {
+  ifelse(is.na(p), "NA", ifelse(p < 0.001, "< 0.001", formatC(p, digits = 2, format = "fg")))
+}
+
+# The family of tests of one claim: one row per cell (point, baseline, ...)
+# with the per-seed values' summary and the two one-sided p-values, `p_for`
+# (the claim's side) and `p_against`, Holm-adjusted across the rows into
+# `holds` and `against`.
+adjust_family <- function(cells) {
+  cells$p_for_adj <- holm(cells$p_for)
+  cells$p_against_adj <- holm(cells$p_against)
+  cells$holds <- !is.na(cells$p_for_adj) & cells$p_for_adj < verdict_alpha
+  cells$against <- !is.na(cells$p_against_adj) & cells$p_against_adj < verdict_alpha
+  cells
+}
+
+# reproduced / partly / inconclusive / not reproduced from a family's cells,
+# where every cell must hold (`required`: how many must).
+family_verdict <- function(cells, required = nrow(cells)) {
+  holds <- sum(cells$holds)
+  against <- sum(cells$against)
+  if (holds >= required && against == 0) {
+    "reproduced"
+  } else if (against > 0 && against >= holds) {
+    "not reproduced"
+  } else if (holds > 0) {
+    "partly"
+  } else {
+    "inconclusive"
+  }
+}
+
+family_method <- function(n) {
+  sprintf("%d test(s), Holm-adjusted (α = %s)", n, format(verdict_alpha))
+}
+
+#' Per-seed paired contrasts of treatment vs baseline, one row per seed and
+#' cell, with the contrast (`difference` or `ratio`) as `effect`.
+paired_effects <- function(metrics, treatment, baseline, by, contrast) {
+  pairs <- pair_by_seed(metrics, treatment, baseline, by = by)
+  pairs$effect <- pairs[[contrast]]
+  pairs
+}
+
+#' Summary and one-sided p-values of `effect` in each cell of `by`, against
+#' `null` on the claimed `side` ("greater"/"less") and the opposite one.
+test_cells <- function(effects, by, null, side) {
+  opposite <- if (side == "greater") "less" else "greater"
+  effects |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
+    dplyr::summarise(
+      t_interval(.data$effect),
+      p_for = one_sided_p(.data$effect, null, side),
+      p_against = one_sided_p(.data$effect, null, opposite),
+      .groups = "drop"
+    )
+}
+
+# ratio_at / difference_at: the paired contrast at one point, and the
+# magnitude. The paper's effect is `expected - 1` for a ratio and `expected`
+# for a difference. See verdict_rules().
+evaluate_effect_at <- function(claim, metrics, sweep_vars, sweep) {
   comparison <- claim$comparison
   is_ratio <- comparison$kind == "ratio_at"
   contrast <- if (is_ratio) "ratio" else "difference"
   null_value <- if (is_ratio) 1 else 0
-  summary <- compare_paired(metrics, comparison$treatment, comparison$baseline, by = sweep_vars) |>
-    dplyr::filter(.data$contrast == .env$contrast)
-  if (nrow(summary) != 1 || summary$n < 2) {
+  paper_effect <- comparison$expected - null_value
+  side <- if (paper_effect > 0) "greater" else "less"
+  effects <- paired_effects(metrics, comparison$treatment, comparison$baseline, sweep_vars, contrast)
+  cell <- test_cells(effects, sweep_vars, null_value, side)
+  if (nrow(cell) != 1 || cell$n < 2) {
     return(claim_outcome("not comparable", "—",
       sprintf("Fewer than two seeds pair %s with %s at %s.", comparison$treatment, comparison$baseline, describe_point(comparison$at))))
   }
-  paper_effect <- comparison$expected - null_value
-  side <- sign(paper_effect)
-  significant <- if (side > 0) summary$ci_lo > null_value else summary$ci_hi < null_value
-  within <- abs(summary$mean - comparison$expected) <= comparison$tolerance * abs(paper_effect)
-  verdict <- if (significant && within) "reproduced" else if (significant) "partly" else "not reproduced"
-  unit_metric <- if (is_ratio) "ratio" else claim$metric
-  ours <- sprintf("%s %s/%s at %s: %s", contrast, comparison$treatment, comparison$baseline,
-                  describe_point(comparison$at), format_interval(summary, unit_metric))
-  if (is_ratio) {
-    ours <- sprintf("%s, i.e. %+.1f%%", ours, 100 * (summary$mean - 1))
+  # the per-seed best over the sweep: the single run most in the paper's direction
+  everywhere <- paired_effects(sweep, comparison$treatment, comparison$baseline, sweep_vars, contrast)
+  everywhere <- everywhere[!is.na(everywhere$effect), ]
+  best <- everywhere[if (side == "greater") which.max(everywhere$effect) else which.min(everywhere$effect), ]
+  compare <- comparison$compare %||% "mean"
+  compared <- if (compare == "best") best$effect else cell$mean
+  band <- comparison$tolerance * abs(paper_effect)
+  within <- abs(compared - comparison$expected) <= band
+  significant <- cell$p_for < verdict_alpha
+  opposite <- cell$p_against < verdict_alpha
+  excludes_paper <- if (side == "greater") {
+    cell$ci_hi < comparison$expected - band
+  } else {
+    cell$ci_lo > comparison$expected + band
   }
-  method <- sprintf(
-    "%s of %s at %s; %s. Reproduced if the CI excludes %s on the paper's side and the mean lies within ±%.0f%% of the paper's effect (%s); partly if only the direction holds.",
-    contrast, claim$metric_id, describe_point(comparison$at), summary$method, null_value,
-    100 * comparison$tolerance, format_number(comparison$expected, unit_metric))
+  verdict <- if (significant && within) {
+    "reproduced"
+  } else if (significant) {
+    "partly"
+  } else if (opposite || excludes_paper) {
+    "not reproduced"
+  } else {
+    "inconclusive"
+  }
+  unit_metric <- if (is_ratio) "ratio" else claim$metric
+  percent <- function(x) if (is_ratio) sprintf(" (%+.1f%%)", 100 * (x - 1)) else ""
+  best_at <- describe_point(as.list(best[sweep_vars]))
+  ours <- sprintf(
+    "%s %s/%s at %s: mean %s%s, one-sided p %s; per-seed best over the sweep %s%s (%s, seed %s); compared: %s",
+    contrast, comparison$treatment, comparison$baseline, describe_point(comparison$at),
+    format_interval(cell, unit_metric), percent(cell$mean), format_p(cell$p_for),
+    format_number(best$effect, unit_metric), percent(best$effect), best_at, best$seed,
+    if (compare == "best") "the per-seed best" else "the mean")
+  method <- sprintf(paste(
+    "Paired by seed: %s of %s at %s, one-sided t-test against %s (α = %s). Magnitude: %s compared with the paper's %s ± %.0f%% of its effect",
+    "(the paper reports single runs; the per-seed best over the sweep is shown beside our mean). Reproduced if significant and within;",
+    "partly if only significant; not reproduced if the opposite is significant or the interval excludes the paper's effect with its tolerance; else inconclusive."),
+    contrast, claim$metric_id, describe_point(comparison$at), null_value, format(verdict_alpha),
+    if (compare == "best") "the per-seed best over the sweep" else "our mean",
+    format_number(comparison$expected, unit_metric), 100 * comparison$tolerance)
   claim_outcome(verdict, ours, method)
 }
 
-# direction: at each point, does the paired-difference CI lie on the claimed
-# side of 0 (holds) or the other (contradicted)?
-#   reproduced      holds at ≥ min_share of the points and contradicted at none
-#   partly          holds at more points than it is contradicted, but fewer than min_share
-#   not reproduced  otherwise
-evaluate_direction <- function(claim, metrics, sweep_vars) {
+# direction: treatment `relation` baseline (each baseline when several) at
+# every point; one family of paired one-sided tests. See verdict_rules().
+evaluate_direction <- function(claim, metrics, sweep_vars, sweep) {
   comparison <- claim$comparison
   relation <- match.arg(comparison$relation, c("<", ">"))
+  side <- if (relation == "<") "less" else "greater"
   min_share <- comparison$min_share %||% 0.8
-  summary <- compare_paired(metrics, comparison$treatment, comparison$baseline, by = sweep_vars) |>
-    dplyr::filter(.data$contrast == "difference", .data$n >= 2)
-  if (nrow(summary) == 0) {
+  baselines <- unlist(comparison$baseline)
+  cells <- purrr::map_dfr(baselines, function(baseline) {
+    paired_effects(metrics, comparison$treatment, baseline, sweep_vars, "difference") |>
+      test_cells(sweep_vars, 0, side) |>
+      dplyr::mutate(baseline = baseline)
+  }) |>
+    dplyr::filter(.data$n >= 2)
+  if (nrow(cells) == 0) {
     return(claim_outcome("not comparable", "—", "No point has two or more paired seeds."))
   }
-  holds <- if (relation == "<") summary$ci_hi < 0 else summary$ci_lo > 0
-  against <- if (relation == "<") summary$ci_lo > 0 else summary$ci_hi < 0
-  n_points <- nrow(summary)
-  verdict <- if (sum(holds) >= ceiling(min_share * n_points) && !any(against)) {
-    "reproduced"
-  } else if (sum(holds) > sum(against)) {
-    "partly"
-  } else {
-    "not reproduced"
-  }
-  ours <- sprintf("%s %s %s at %d/%d points (opposite at %d); mean difference %s to %s",
-                  comparison$treatment, relation, comparison$baseline, sum(holds), n_points, sum(against),
-                  format_number(min(summary$mean), claim$metric), format_number(max(summary$mean), claim$metric))
-  method <- sprintf(
-    "%s at %s; %s. A point holds when the CI excludes 0 on the claimed side. Reproduced if it holds at ≥ %.0f%% of the points and the opposite holds at none; partly if it holds at more points than the opposite.",
-    claim$metric_id, describe_point(comparison$at), summary$method[[1]], 100 * min_share)
+  cells <- adjust_family(cells)
+  n_cells <- nrow(cells)
+  required <- ceiling(min_share * n_cells)
+  verdict <- family_verdict(cells, required)
+  unit <- if (length(sweep_vars) > 0) "points" else "comparisons"
+  per_baseline <- purrr::map_chr(baselines, function(baseline) {
+    mine <- cells[cells$baseline == baseline, ]
+    sprintf("%s %s %s at %d/%d %s (opposite at %d); mean difference %s to %s", comparison$treatment, relation, baseline,
+            sum(mine$holds), nrow(mine), if (length(sweep_vars) > 0) unit else "point", sum(mine$against),
+            format_number(min(mine$mean), claim$metric), format_number(max(mine$mean), claim$metric))
+  })
+  ours <- paste0(paste(per_baseline, collapse = "; "), sprintf(" (Holm-adjusted, α = %s)", format(verdict_alpha)))
+  method <- sprintf(paste(
+    "%s at %s, paired by seed: one-sided t-test of the per-seed differences at each point%s; %s.",
+    "Reproduced if it holds in ≥ %.0f%% of the tests (%d of %d) and the opposite in none; partly if it holds in more tests than the opposite;",
+    "not reproduced if the opposite holds as often or more; inconclusive if no test decides."),
+    claim$metric_id, describe_point(comparison$at),
+    if (length(baselines) > 1) sprintf(" and baseline (%s)", paste(baselines, collapse = ", ")) else "",
+    family_method(n_cells), 100 * min_share, required, n_cells)
   claim_outcome(verdict, ours, method)
 }
 
-# no_worse: the treatment is not worse than the baseline by more than
-# `tolerance` (relative) at a point when the paired-ratio CI's worse end stays
-# within 1 ± tolerance.
-#   reproduced      at every point; partly: at half or more; not reproduced: otherwise
-evaluate_no_worse <- function(claim, metrics, sweep_vars) {
+# no_worse: non-inferiority of the paired ratio with margin `tolerance`.
+evaluate_no_worse <- function(claim, metrics, sweep_vars, sweep) {
   comparison <- claim$comparison
   better <- match.arg(comparison$better, c("lower", "higher"))
-  summary <- compare_paired(metrics, comparison$treatment, comparison$baseline, by = sweep_vars) |>
-    dplyr::filter(.data$contrast == "ratio", .data$n >= 2)
-  if (nrow(summary) == 0) {
+  bound <- if (better == "lower") 1 + comparison$tolerance else 1 - comparison$tolerance
+  side <- if (better == "lower") "less" else "greater"
+  cells <- paired_effects(metrics, comparison$treatment, comparison$baseline, sweep_vars, "ratio") |>
+    test_cells(sweep_vars, bound, side) |>
+    dplyr::filter(.data$n >= 2)
+  if (nrow(cells) == 0) {
     return(claim_outcome("not comparable", "—", "No point has two or more paired seeds."))
   }
-  holds <- if (better == "lower") {
-    summary$ci_hi <= 1 + comparison$tolerance
-  } else {
-    summary$ci_lo >= 1 - comparison$tolerance
-  }
-  n_points <- nrow(summary)
-  verdict <- if (all(holds)) "reproduced" else if (sum(holds) >= n_points / 2) "partly" else "not reproduced"
-  ours <- sprintf("no worse than %s by > %.0f%% at %d/%d points; ratio %s/%s %s to %s",
-                  comparison$baseline, 100 * comparison$tolerance, sum(holds), n_points,
+  cells <- adjust_family(cells)
+  verdict <- family_verdict(cells)
+  ours <- sprintf("no worse than %s by > %.0f%% shown at %d/%d points, worse at %d; ratio %s/%s %s to %s",
+                  comparison$baseline, 100 * comparison$tolerance, sum(cells$holds), nrow(cells), sum(cells$against),
                   comparison$treatment, comparison$baseline,
-                  formatC(min(summary$mean), digits = 3, format = "fg"), formatC(max(summary$mean), digits = 3, format = "fg"))
-  method <- sprintf(
-    "%s (%s is better) at %s; %s. A point holds when the CI's worse end is within %.0f%% of the baseline. Reproduced at every point, partly at half or more.",
-    claim$metric_id, better, describe_point(comparison$at), summary$method[[1]], 100 * comparison$tolerance)
+                  formatC(min(cells$mean), digits = 3, format = "fg"), formatC(max(cells$mean), digits = 3, format = "fg"))
+  method <- sprintf(paste(
+    "Non-inferiority of %s (%s is better) at %s, paired by seed: one-sided t-test that the per-seed ratio is %s than %s",
+    "(margin %.0f%%, stated in the claim) at each point; %s. Reproduced if shown at every point; partly at some, worse at none;",
+    "not reproduced if worse than the margin at a point; inconclusive otherwise."),
+    claim$metric_id, better, describe_point(comparison$at), if (better == "lower") "lower" else "higher",
+    format(bound), 100 * comparison$tolerance, family_method(nrow(cells)))
   claim_outcome(verdict, ours, method)
 }
 
-# at_least: the mean over seeds is ≥ threshold in every (series, point) cell.
-#   reproduced at every cell; partly at half or more; not reproduced otherwise.
-evaluate_at_least <- function(claim, metrics, sweep_vars) {
+# equivalent: TOST of the paired ratio within 1 ± margin, or of one series'
+# values within value × (1 ± margin).
+evaluate_equivalent <- function(claim, metrics, sweep_vars, sweep) {
   comparison <- claim$comparison
-  series <- unlist(comparison$series)
-  summary <- metrics |>
-    dplyr::filter(.data$series %in% .env$series) |>
-    summarise_over_seeds(c("series", sweep_vars))
-  if (nrow(summary) == 0) {
-    return(claim_outcome("not comparable", "—", sprintf("No runs of series %s.", paste(series, collapse = ", "))))
+  margin <- comparison$margin
+  against_value <- !is.null(comparison$value)
+  if (against_value) {
+    series <- unlist(comparison$series)
+    values <- dplyr::filter(metrics, .data$series %in% .env$series) |>
+      dplyr::mutate(effect = .data$value)
+    by <- c("series", sweep_vars)
+    centre <- comparison$value
+  } else {
+    values <- paired_effects(metrics, comparison$treatment, comparison$baseline, sweep_vars, "ratio")
+    by <- sweep_vars
+    centre <- 1
   }
-  holds <- summary$mean >= comparison$threshold
-  verdict <- if (all(holds)) "reproduced" else if (mean(holds) >= 0.5) "partly" else "not reproduced"
-  lowest <- summary[which.min(summary$mean), ]
-  ours <- sprintf("mean ≥ %s in %d/%d series×points; lowest %s (%s, %s)",
-                  comparison$threshold, sum(holds), nrow(summary), format_interval(lowest, claim$metric),
-                  lowest$series, describe_point(as.list(lowest[sweep_vars])))
-  method <- sprintf("%s of %s; %s. Reproduced if the mean reaches %s in every cell, partly in half or more.",
-                    claim$metric_id, paste(series, collapse = ", "), summary$method[[1]], comparison$threshold)
+  lower <- centre * (1 - margin)
+  upper <- centre * (1 + margin)
+  cells <- values |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
+    dplyr::summarise(
+      t_interval(.data$effect),
+      p_for = tost_p(.data$effect, lower, upper),
+      p_against = min(1, 2 * min(one_sided_p(.data$effect, lower, "less"), one_sided_p(.data$effect, upper, "greater"))),
+      .groups = "drop"
+    ) |>
+    dplyr::filter(.data$n >= 2)
+  if (nrow(cells) == 0) {
+    return(claim_outcome("not comparable", "—", "No cell has two or more seeds."))
+  }
+  cells <- adjust_family(cells)
+  verdict <- family_verdict(cells)
+  what <- if (against_value) {
+    sprintf("%s of %s", claim$metric_id, paste(unlist(comparison$series), collapse = ", "))
+  } else {
+    sprintf("ratio %s/%s", comparison$treatment, comparison$baseline)
+  }
+  ours <- sprintf("%s within [%s, %s] (TOST) at %d/%d %s, outside at %d; mean %s to %s (95%% CI from %s to %s)",
+                  what, format(signif(lower, 3)), format(signif(upper, 3)), sum(cells$holds), nrow(cells),
+                  if (against_value) "cells" else "points", sum(cells$against),
+                  formatC(min(cells$mean), digits = 3, format = "fg"), formatC(max(cells$mean), digits = 3, format = "fg"),
+                  formatC(min(cells$ci_lo), digits = 3, format = "fg"), formatC(max(cells$ci_hi), digits = 3, format = "fg"))
+  method <- sprintf(paste(
+    "Equivalence of %s at %s by two one-sided tests (TOST) with the margin ±%.0f%% stated in the claim%s; %s.",
+    "Reproduced if equivalent at every point; partly at some, outside at none; not reproduced if outside the margin at a point",
+    "(one-sided test beyond the nearer bound, Bonferroni ×2); inconclusive otherwise."),
+    what, describe_point(comparison$at), 100 * margin,
+    if (against_value) sprintf(" around %s", format(comparison$value)) else ", on the per-seed paired ratios",
+    family_method(nrow(cells)))
   claim_outcome(verdict, ours, method)
 }
 
-# at_most: the mean over seeds is ≤ threshold in every (series, point) cell;
-# with `over: every_run`, every run's value is (a bound, not an average).
-#   reproduced at every cell (run); partly at half or more; not reproduced otherwise.
-evaluate_at_most <- function(claim, metrics, sweep_vars) {
+# at_least / at_most: per series × point cell, a one-sided t-test against the
+# threshold; with `over: every_run` (at_most), a bound on every run.
+evaluate_threshold <- function(claim, metrics, sweep_vars, sweep) {
   comparison <- claim$comparison
   series <- unlist(comparison$series)
+  at_least <- comparison$kind == "at_least"
+  sign <- if (at_least) "≥" else "≤"
   over <- match.arg(comparison$over %||% "mean", c("mean", "every_run"))
   selected <- dplyr::filter(metrics, .data$series %in% .env$series)
   if (nrow(selected) == 0) {
     return(claim_outcome("not comparable", "—", sprintf("No runs of series %s.", paste(series, collapse = ", "))))
   }
   if (over == "every_run") {
-    holds <- selected$value <= comparison$threshold
-    worst <- selected[which.max(selected$value), ]
-    ours <- sprintf("≤ %s in %d/%d runs; largest %s (%s, seed %s)", comparison$threshold, sum(holds), length(holds),
-                    format_number(worst$value, claim$metric), worst$series, worst$seed)
-    method <- sprintf("%s of every run of %s. Reproduced if every run stays within %s, partly if half or more do.",
-                      claim$metric_id, paste(series, collapse = ", "), comparison$threshold)
-  } else {
-    summary <- summarise_over_seeds(selected, c("series", sweep_vars))
-    holds <- summary$mean <= comparison$threshold
-    worst <- summary[which.max(summary$mean), ]
-    ours <- sprintf("mean ≤ %s in %d/%d series×points; highest %s (%s)", comparison$threshold, sum(holds),
-                    nrow(summary), format_interval(worst, claim$metric), worst$series)
-    method <- sprintf("%s of %s; %s. Reproduced if the mean stays within %s in every cell, partly in half or more.",
-                      claim$metric_id, paste(series, collapse = ", "), summary$method[[1]], comparison$threshold)
+    holds <- if (at_least) selected$value >= comparison$threshold else selected$value <= comparison$threshold
+    worst <- selected[if (at_least) which.min(selected$value) else which.max(selected$value), ]
+    verdict <- if (all(holds)) "reproduced" else "not reproduced"
+    ours <- sprintf("%s %s in %d/%d runs; %s %s (%s, seed %s)", sign, comparison$threshold, sum(holds), length(holds),
+                    if (at_least) "smallest" else "largest", format_number(worst$value, claim$metric), worst$series, worst$seed)
+    method <- sprintf("%s of every run of %s: a bound, judged run by run without statistics. Reproduced if every run is %s %s; not reproduced if one run is not.",
+                      claim$metric_id, paste(series, collapse = ", "), sign, comparison$threshold)
+    return(claim_outcome(verdict, ours, method))
   }
-  verdict <- if (all(holds)) "reproduced" else if (mean(holds) >= 0.5) "partly" else "not reproduced"
+  side <- if (at_least) "greater" else "less"
+  cells <- selected |>
+    dplyr::mutate(effect = .data$value) |>
+    test_cells(c("series", sweep_vars), comparison$threshold, side) |>
+    dplyr::filter(.data$n >= 2)
+  if (nrow(cells) == 0) {
+    return(claim_outcome("not comparable", "—", "No cell has two or more seeds."))
+  }
+  cells <- adjust_family(cells)
+  verdict <- family_verdict(cells)
+  extreme <- cells[if (at_least) which.min(cells$mean) else which.max(cells$mean), ]
+  ours <- sprintf("mean %s %s shown in %d/%d series×points, the opposite in %d; %s %s (%s)",
+                  sign, comparison$threshold, sum(cells$holds), nrow(cells), sum(cells$against),
+                  if (at_least) "lowest" else "highest", format_interval(extreme, claim$metric), extreme$series)
+  method <- sprintf(paste(
+    "%s of %s; one-sided t-test of each series × point cell's per-seed values against %s; %s.",
+    "Reproduced if shown in every cell; partly in some, the opposite in none; not reproduced if the opposite is shown in a cell; inconclusive otherwise."),
+    claim$metric_id, paste(series, collapse = ", "), comparison$threshold, family_method(nrow(cells)))
   claim_outcome(verdict, ours, method)
 }
 
 # trend: least-squares slope of the per-run metric on the sweep variable, per
-# series, with a 95% t-interval.
-#   reproduced if the CI lies on the claimed side of 0 for every series;
-#   partly for some; not reproduced for none.
-evaluate_trend <- function(claim, metrics, sweep_vars) {
+# series; one-sided test of its sign, Holm across the series.
+evaluate_trend <- function(claim, metrics, sweep_vars, sweep) {
   comparison <- claim$comparison
   relation <- match.arg(comparison$relation, c("decreasing", "increasing"))
   series <- unlist(comparison$series)
@@ -333,20 +651,25 @@ evaluate_trend <- function(claim, metrics, sweep_vars) {
       return(NULL)
     }
     fit <- stats::lm(stats::reformulate(comparison$x, "value"), data = runs)
+    row <- summary(fit)$coefficients[comparison$x, ]
+    df <- fit$df.residual
     interval <- stats::confint(fit, comparison$x, level = confidence_level)
-    tibble::tibble(series = label, slope = unname(stats::coef(fit)[comparison$x]),
-                   ci_lo = interval[1, 1], ci_hi = interval[1, 2])
+    increasing_p <- stats::pt(row[["t value"]], df, lower.tail = FALSE)
+    decreasing_p <- stats::pt(row[["t value"]], df, lower.tail = TRUE)
+    tibble::tibble(series = label, slope = unname(row[["Estimate"]]), ci_lo = interval[1, 1], ci_hi = interval[1, 2],
+                   p_for = if (relation == "increasing") increasing_p else decreasing_p,
+                   p_against = if (relation == "increasing") decreasing_p else increasing_p)
   })
   if (nrow(slopes) == 0) {
     return(claim_outcome("not comparable", "—", sprintf("Fewer than three values of %s.", comparison$x)))
   }
-  holds <- if (relation == "decreasing") slopes$ci_hi < 0 else slopes$ci_lo > 0
-  verdict <- if (all(holds)) "reproduced" else if (any(holds)) "partly" else "not reproduced"
+  slopes <- adjust_family(slopes)
+  verdict <- family_verdict(slopes)
   ours <- paste(sprintf("%s: slope %s per unit of %s (95%% CI %s to %s)", slopes$series,
                         format_number(slopes$slope, claim$metric), comparison$x,
                         format_number(slopes$ci_lo, claim$metric), format_number(slopes$ci_hi, claim$metric)),
                 collapse = "; ")
-  method <- sprintf("Least-squares slope of per-run %s on %s per series, 95%% t-interval; reproduced if %s (CI excludes 0) for every series, partly for some.",
-                    claim$metric_id, comparison$x, relation)
+  method <- sprintf("Least-squares slope of per-run %s on %s per series, one-sided t-test of its sign; %s. Reproduced if %s in every series; partly in some, the opposite in none; not reproduced if the opposite in one; inconclusive otherwise.",
+                    claim$metric_id, comparison$x, family_method(nrow(slopes)), relation)
   claim_outcome(verdict, ours, method)
 }

@@ -32,10 +32,11 @@ direction_claim <- list(
 test_that("a 15% gain reproduces a claimed 16% gain", {
   verdict <- evaluate_claims(list(gain_claim), synthetic_metrics(1.15))
   expect_equal(verdict$verdict, "reproduced")
-  expect_match(verdict$ours, "ratio ncq/droptail at flows = 90: 1.15")
+  expect_match(verdict$ours, "ratio ncq/droptail at flows = 90: mean 1.15")
+  expect_match(verdict$ours, "per-seed best over the sweep 1.16 \\(\\+16.1%\\) \\(flows = 10, seed 5\\); compared: the mean")
 })
 
-test_that("no gain does not reproduce a claimed 16% gain", {
+test_that("no gain does not reproduce a claimed 16% gain: the interval excludes it", {
   verdict <- evaluate_claims(list(gain_claim), synthetic_metrics(1.0))
   expect_equal(verdict$verdict, "not reproduced")
 })
@@ -88,10 +89,12 @@ test_that("an at_most bound over every run fails on one run above it", {
   high <- low
   high$`test/flows`$metrics$value[high$`test/flows`$metrics$series == "ncq"][1] <- 2e6
   outcome <- evaluate_claims(list(claim), high)
-  expect_equal(outcome$verdict, "partly")
+  # a bound broken in one run is broken
+  expect_equal(outcome$verdict, "not reproduced")
   expect_match(outcome$ours, "in 14/15 runs; largest 2.00 Mb/s")
-  claim$comparison$over <- NULL # the mean per cell
-  expect_equal(evaluate_claims(list(claim), high)$verdict, "reproduced")
+  claim$comparison$over <- NULL # the mean per cell: the one run makes its cell undecided
+  expect_equal(evaluate_claims(list(claim), high)$verdict, "partly")
+  expect_equal(evaluate_claims(list(claim), low)$verdict, "reproduced")
 })
 
 test_that("claims at a single point (no sweep) pair by seed", {
@@ -112,4 +115,291 @@ test_that("a claim about no item of the spec is refused", {
   expect_silent(check_claim_figures(ok, spec))
   expect_error(check_claim_figures(c(ok, list(list(figure = "qlab/p-fig1"))), spec),
                "must be an item id of analysis/papers/p.yaml .*unknown: qlab/p-fig1")
+})
+
+# ---- one test per verdict rule (analysis/R/claims.R, verdict_rules()) -------
+
+# Ten sweep points, five seeds; the treatment's per-seed difference from the
+# baseline at each point is `effects[point] + noise` with fixed noise.
+ten_point_metrics <- function(effects, noise_sd = 0.1) {
+  grid <- expand.grid(seed = 1:5, flows = seq(10, 100, 10))
+  base <- 10 + grid$seed + grid$flows / 10 # seeds differ a lot: pairing matters
+  noise <- rep(c(-1.2, -0.4, 0, 0.5, 1.1), 10) * noise_sd
+  runs <- bind_rows(
+    tibble::tibble(series = "droptail", seed = grid$seed, flows = grid$flows, value = base),
+    tibble::tibble(series = "ncq", seed = grid$seed, flows = grid$flows,
+                   value = base + effects[match(grid$flows, seq(10, 100, 10))] + noise)
+  )
+  list(`test/flows` = list(
+    metrics = mutate(runs, scenario = "test/flows", backend = "ns3", point = paste0("f", flows),
+                     metric = "avg_fct_s", n_censored = 0L),
+    sweep_vars = "flows"
+  ))
+}
+
+lower_claim <- function(min_share) {
+  list(id = "lower", figure = "f", claim = "NCQ lowers the time", paper_value = "lower",
+       metric = "avg_fct_s", scenario = "test/flows",
+       comparison = list(kind = "direction", treatment = "ncq", baseline = "droptail", relation = "<",
+                         min_share = min_share))
+}
+
+test_that("direction: comparisons are paired by seed (seed-to-seed spread does not hide a steady effect)", {
+  data <- ten_point_metrics(rep(-0.5, 10), noise_sd = 0.05)
+  outcome <- evaluate_claims(list(lower_claim(0.8)), data)
+  expect_equal(outcome$verdict, "reproduced")
+  # unpaired, the seeds' spread (values 11 to 15 at a point) would swamp a 0.5 difference
+  runs <- data$`test/flows`$metrics
+  at10 <- runs[runs$flows == 10, ]
+  expect_gt(stats::t.test(at10$value[at10$series == "ncq"], at10$value[at10$series == "droptail"])$p.value, 0.05)
+})
+
+test_that("direction: one nominally significant point in ten does not give reproduced (Holm)", {
+  # a point whose one-sided paired p is about 0.02: significant alone, not after Holm across ten
+  effects <- c(-0.17, rep(0, 9))
+  data <- ten_point_metrics(effects)
+  at10 <- data$`test/flows`$metrics
+  at10 <- at10[at10$flows == 10, ]
+  raw_p <- one_sided_p(at10$value[at10$series == "ncq"] - at10$value[at10$series == "droptail"], 0, "less")
+  expect_lt(raw_p, 0.05)
+  expect_gt(raw_p * 10, 0.05)
+  for (share in c(0.1, 0.5, 0.8)) {
+    outcome <- evaluate_claims(list(lower_claim(share)), data)
+    expect_false(outcome$verdict == "reproduced", label = sprintf("min_share %s", share))
+    expect_equal(outcome$verdict, "inconclusive")
+  }
+  expect_match(evaluate_claims(list(lower_claim(0.1)), data)$ours, "at 0/10 points .*Holm-adjusted")
+})
+
+test_that("direction: inconclusive when nothing decides, not reproduced when the opposite holds", {
+  expect_equal(evaluate_claims(list(lower_claim(0.8)), ten_point_metrics(rep(0, 10)))$verdict, "inconclusive")
+  expect_equal(evaluate_claims(list(lower_claim(0.8)), ten_point_metrics(rep(1, 10)))$verdict, "not reproduced")
+  mixed <- ten_point_metrics(c(rep(-1, 5), rep(0, 5)))
+  expect_equal(evaluate_claims(list(lower_claim(0.8)), mixed)$verdict, "partly")
+  expect_equal(evaluate_claims(list(lower_claim(0.5)), mixed)$verdict, "reproduced")
+})
+
+test_that("direction against several baselines: one family, every comparison must hold", {
+  data <- synthetic_metrics(0.8)
+  more <- data$`test/flows`$metrics
+  other <- more[more$series == "droptail", ]
+  other$series <- "ncq-0.01"
+  other$value <- other$value * 0.85 # between ncq (0.8) and droptail
+  data$`test/flows`$metrics <- bind_rows(more, other)
+  claim <- lower_claim(1)
+  claim$metric <- "system_goodput_bps"
+  claim$comparison$baseline <- list("droptail", "ncq-0.01")
+  outcome <- evaluate_claims(list(claim), data)
+  expect_equal(outcome$verdict, "reproduced")
+  expect_match(outcome$ours, "ncq < droptail at 3/3 points .*; ncq < ncq-0.01 at 3/3 points")
+  claim$comparison$baseline <- list("droptail", "ncq")
+  expect_error(evaluate_claims(list(claim), data), NA) # ncq vs itself: no effect, not an error
+})
+
+test_that("equivalence: TOST with the claim's margin", {
+  claim <- list(id = "same", figure = "f", claim = "the same throughput", paper_value = "same",
+                metric = "system_goodput_bps", scenario = "test/flows",
+                comparison = list(kind = "equivalent", treatment = "ncq", baseline = "droptail", margin = 0.05))
+  # within ±1% per seed: equivalent within ±5% at every point
+  same <- evaluate_claims(list(claim), synthetic_metrics(1.0))
+  expect_equal(same$verdict, "reproduced")
+  expect_match(same$ours, "within \\[0.95, 1.05\\] \\(TOST\\) at 3/3 points, outside at 0")
+  # 20% lower: outside the margin
+  expect_equal(evaluate_claims(list(claim), synthetic_metrics(0.8))$verdict, "not reproduced")
+  # 4% lower with ±1% wobble: the interval straddles the bound, so neither is shown
+  expect_equal(evaluate_claims(list(claim), synthetic_metrics(0.955))$verdict, "inconclusive")
+  # against a target value (srd: the R:D per-flow ratio against k)
+  target <- list(id = "k", figure = "f", claim = "ratio k", paper_value = "k = 2",
+                 metric = "system_goodput_bps", scenario = "test/flows",
+                 comparison = list(kind = "equivalent", series = list("ncq"), value = 1.25e5, margin = 0.5))
+  # the series' goodput is near 1.25e5 at 10 flows only (1e6 / flows per flow)
+  outcome <- evaluate_claims(list(target), synthetic_metrics(1.0))
+  expect_equal(outcome$verdict, "not reproduced")
+  expect_match(outcome$ours, "at 1/3 cells, outside at 2")
+})
+
+test_that("TOST and the one-sided tests behave as their definitions", {
+  x <- c(0.99, 1.0, 1.01, 1.0, 1.0)
+  expect_lt(tost_p(x, 0.95, 1.05), 0.001)
+  expect_gt(tost_p(x + 0.06, 0.95, 1.05), 0.5)
+  expect_equal(one_sided_p(c(1, 1, 1), 0, "greater"), 0)
+  expect_equal(one_sided_p(c(1, 1, 1), 0, "less"), 1)
+  expect_true(is.na(one_sided_p(1, 0, "less")))
+  expect_equal(holm(c(0.01, NA, 0.04)), c(0.02, NA, 0.04))
+  expect_error(tost_p(x, 1, 1), "below its `upper`")
+})
+
+test_that("non-inferiority: shown, contradicted, or undecided", {
+  claim <- list(id = "cost", figure = "f", claim = "little cost", paper_value = "≤ 10%",
+                metric = "system_goodput_bps", scenario = "test/flows",
+                comparison = list(kind = "no_worse", treatment = "ncq", baseline = "droptail",
+                                  tolerance = 0.1, better = "higher"))
+  expect_equal(evaluate_claims(list(claim), synthetic_metrics(0.97))$verdict, "reproduced")
+  expect_equal(evaluate_claims(list(claim), synthetic_metrics(0.7))$verdict, "not reproduced")
+  expect_equal(evaluate_claims(list(claim), synthetic_metrics(0.9))$verdict, "inconclusive")
+})
+
+test_that("magnitude: the verdict compares the mean or the per-seed best, as the claim says", {
+  # mean +5%, the best seed about +6%: a +16% claim is only partly there on the mean
+  claim <- gain_claim
+  expect_equal(evaluate_claims(list(claim), synthetic_metrics(1.05))$verdict, "partly")
+  claim$comparison$compare <- "best"
+  best <- evaluate_claims(list(claim), synthetic_metrics(1.05))
+  expect_equal(best$verdict, "partly")
+  expect_match(best$ours, "compared: the per-seed best")
+  expect_match(best$method, "Magnitude: the per-seed best over the sweep compared")
+  # when the best single run reaches +16% (within ±50% of the effect) but the mean does not
+  data <- synthetic_metrics(1.05)
+  rows <- data$`test/flows`$metrics
+  lucky <- rows$series == "ncq" & rows$flows == 50 & rows$seed == 2
+  rows$value[lucky] <- rows$value[lucky] * 1.1
+  data$`test/flows`$metrics <- rows
+  expect_equal(evaluate_claims(list(claim), data)$verdict, "reproduced")
+  claim$comparison$compare <- "mean"
+  expect_equal(evaluate_claims(list(claim), data)$verdict, "partly")
+})
+
+test_that("a duplicate claim shows the test it names and is counted once", {
+  copy <- list(id = "again", figure = "abstract", claim = "gains", paper_value = "+16%", same_as = "gain")
+  outcome <- evaluate_claims(list(gain_claim, copy), synthetic_metrics(1.15))
+  expect_equal(outcome$verdict, c("reproduced", "reproduced"))
+  expect_match(outcome$method[2], "^Same test as gain")
+  counts <- count_verdicts(outcome)
+  expect_equal(counts$n[counts$verdict == "reproduced"], 1)
+  expect_equal(sum(counts$n), 1)
+  expect_error(evaluate_claims(list(copy), synthetic_metrics(1.15)), "same_as must name another claim")
+  with_test <- copy
+  with_test$comparison <- gain_claim$comparison
+  expect_error(check_claim(with_test, "c.yaml"), "must give no comparison")
+})
+
+test_that("a demonstration whose rule never fired is not reproduced", {
+  data <- synthetic_metrics(0.5)
+  rows <- data$`test/flows`$metrics
+  fired <- mutate(rows, metric = "dropped_pkts", band = 0L, reason = "precedence_cross", value = 3)
+  data$`test/flows`$metrics <- bind_rows(rows, fired)
+  claim <- list(id = "bound", figure = "f", claim = "no loss", paper_value = "0",
+                metric = "system_goodput_bps", scenario = "test/flows",
+                requires = list(metric = "dropped_pkts", band = 0L, reason = "precedence_cross", series = list("ncq")),
+                comparison = list(kind = "at_most", series = list("ncq"), threshold = 1e6, over = "every_run"))
+  expect_equal(evaluate_claims(list(claim), data)$verdict, "reproduced")
+  quiet <- data
+  quiet$`test/flows`$metrics$value[quiet$`test/flows`$metrics$metric == "dropped_pkts"] <- 0
+  outcome <- evaluate_claims(list(claim), quiet)
+  expect_equal(outcome$verdict, "not reproduced")
+  expect_match(outcome$ours, "the defining rule did not fire in 15 of 15 runs")
+})
+
+test_that("a trend is judged per series with Holm across them", {
+  claim <- list(id = "t", figure = "f", claim = "falls", paper_value = "decreasing",
+                metric = "system_goodput_bps", scenario = "test/flows",
+                comparison = list(kind = "trend", series = list("droptail", "ncq"), relation = "decreasing", x = "flows"))
+  expect_equal(evaluate_claims(list(claim), synthetic_metrics(1))$verdict, "reproduced")
+  claim$comparison$relation <- "increasing"
+  expect_equal(evaluate_claims(list(claim), synthetic_metrics(1))$verdict, "not reproduced")
+})
+
+test_that("tasks completed by time t are compared run by run", {
+  flows <- tidyr::expand_grid(series = c("droptail", "ncq"), seed = 1:4, flow_id = 1:10) |>
+    mutate(scenario = "test/flows", backend = "ns3", point = "f50", flows = 50, app = "bulk",
+           end_s = flow_id * 0.5 * (1 + 0.02 * seed) * ifelse(series == "ncq", 0.7, 1))
+  runs <- distinct(flows, scenario, backend, series, point, seed) |> mutate(valid = TRUE)
+  data <- list(`test/flows` = list(metrics = tibble::tibble(), sweep_vars = "flows",
+                                   results = list(flows = flows, runs = runs)))
+  data$`test/flows`$metrics <- tibble::tibble(scenario = "test/flows", backend = "ns3", series = "ncq", point = "f50",
+                                              seed = 1L, flows = 50, metric = "system_goodput_bps", value = 1)
+  claim <- list(id = "t", figure = "f", claim = "more finish earlier", paper_value = "more",
+                metric = "tasks_completed", scenario = "test/flows",
+                comparison = list(kind = "direction", treatment = "ncq", baseline = "droptail", relation = ">",
+                                  at = list(flows = 50), times_s = list(1, 2, 3, 4), min_share = 0.5))
+  outcome <- evaluate_claims(list(claim), data)
+  expect_equal(outcome$verdict, "reproduced")
+  expect_error(check_claim(within(claim, comparison$times_s <- NULL), "c.yaml"), "must give comparison.times_s")
+})
+
+# ---- no verdict can pass for every discipline --------------------------------
+
+# Kinds that assert a difference between two series (equivalence and
+# non-inferiority assert its absence: identical disciplines pass them by
+# design, which is why their margins are stated in the claim).
+difference_kinds <- c("direction", "ratio_at", "difference_at")
+
+#' Synthetic runs for one claim of a claims file: the treatment better than
+#' each baseline as the claim says (`as_claimed`), or every series drawn from
+#' the same discipline (`same`), five seeds, at the claim's point and two more.
+synthetic_for_claim <- function(claim, how = c("as_claimed", "same")) {
+  how <- match.arg(how)
+  comparison <- claim$comparison
+  sweep_vars <- if (!is.null(comparison$at)) names(comparison$at) else if (startsWith(claim$scenario, "ncq-conf/")) "flows" else character()
+  points <- if (length(sweep_vars) == 0) NA else unique(c(unlist(comparison$at), 20, 60))
+  series <- c(comparison$treatment, unlist(comparison$baseline))
+  factor <- switch(comparison$kind,
+    ratio_at = comparison$expected,
+    difference_at = NA,
+    direction = if (comparison$relation == "<") 0.7 else 1.3
+  )
+  grid <- tidyr::expand_grid(series = series, seed = 1:5, point = points)
+  noise <- c(-0.02, 0.01, 0, 0.015, -0.005)
+  base <- (10 + grid$seed) * (1 + noise[((grid$seed + match(grid$series, series)) %% 5) + 1])
+  treated <- grid$series == comparison$treatment
+  grid$value <- if (how == "same") base else ifelse(treated, base * factor, base)
+  if (identical(comparison$kind, "difference_at") && how == "as_claimed") {
+    grid$value <- ifelse(treated, base + comparison$expected, base)
+  }
+  keys <- claim[intersect(metric_key_columns, names(claim))]
+  if (identical(claim$metric, "tasks_completed")) {
+    # every task of a run ends at value/10 × its index: a lower value finishes tasks sooner
+    flows <- tidyr::expand_grid(grid, flow_id = 1:10) |>
+      mutate(scenario = claim$scenario, backend = "ns3", app = "bulk",
+             end_s = .data$flow_id * 10 / .data$value)
+    flows[[sweep_vars]] <- flows$point
+    flows$point <- as.character(flows$point)
+    runs <- distinct(flows, scenario, backend, series, point, seed) |> mutate(valid = TRUE)
+    data <- list(metrics = tibble::tibble(), sweep_vars = sweep_vars, results = list(flows = flows, runs = runs))
+  } else {
+    metrics <- mutate(grid, scenario = claim$scenario, backend = "ns3", metric = claim$metric, n_censored = 0L)
+    for (key in names(keys)) metrics[[key]] <- keys[[key]]
+    if (length(sweep_vars) > 0) metrics[[sweep_vars]] <- metrics$point
+    metrics$point <- as.character(metrics$point)
+    data <- list(metrics = with_metric_keys(metrics), sweep_vars = sweep_vars)
+  }
+  stats::setNames(list(data), claim$scenario)
+}
+
+swap_labels <- function(claim) {
+  swapped <- claim
+  swapped$comparison$treatment <- unlist(claim$comparison$baseline)[[1]]
+  swapped$comparison$baseline <- claim$comparison$treatment
+  swapped
+}
+
+comparative_claims <- function() {
+  files <- file.path("..", "..", "claims", c("ncq-conf.yaml", "disciplines.yaml"))
+  claims <- unlist(purrr::map(files, read_claims), recursive = FALSE)
+  purrr::keep(claims, function(claim) is.null(claim$same_as) && claim$comparison$kind %in% difference_kinds)
+}
+
+test_that("every claim of a difference between disciplines fails when both series are the same discipline", {
+  claims <- comparative_claims()
+  expect_gt(length(claims), 10)
+  for (claim in claims) {
+    outcome <- evaluate_claims(list(claim), synthetic_for_claim(claim, "same"))
+    expect_false(outcome$verdict %in% c("reproduced", "partly"), label = sprintf("%s with DropTail for both", claim$id))
+  }
+})
+
+test_that("every such claim passes on data made to match it and fails with the series labels swapped", {
+  for (claim in comparative_claims()) {
+    data <- synthetic_for_claim(claim, "as_claimed")
+    expect_equal(evaluate_claims(list(claim), data)$verdict, "reproduced", label = sprintf("%s as claimed", claim$id))
+    if (length(unlist(claim$comparison$baseline)) > 1) {
+      # several baselines: swap the treatment with the first one
+      swapped <- swap_labels(claim)
+      swapped$comparison$baseline <- c(claim$comparison$treatment, unlist(claim$comparison$baseline)[-1])
+    } else {
+      swapped <- swap_labels(claim)
+    }
+    # the data keep their labels; the claim now names the other series the treatment
+    expect_false(evaluate_claims(list(swapped), data)$verdict == "reproduced", label = sprintf("%s swapped", claim$id))
+  }
 })
