@@ -73,3 +73,51 @@ describe_backend_comparison <- function(item, scenario_backends, with_results, t
   list(status = status, compared = compared, missing = missing, no_valid_run = no_valid_run, shown = shown,
        message = message)
 }
+
+#' Each claim's verdict under each of `backends`, side by side.
+#'
+#' @param claims An evaluated claims table with a `backend` column (claims.csv).
+#' @return One row per claim (the paper's order): `claim_id`, `figure`, a
+#'   verdict column per backend (NA where that backend has no verdict), and
+#'   `agree`: TRUE when every backend gave the same verdict, FALSE when they
+#'   differ, NA when a backend has no verdict or "not comparable" (its runs
+#'   cannot test the claim: nothing to agree or differ on).
+verdicts_by_backend <- function(claims, backends) {
+  require_columns(claims, c("claim_id", "figure", "verdict", "backend"), "verdicts by backend")
+  order <- unique(claims$claim_id)
+  wide <- claims |>
+    dplyr::filter(.data$backend %in% backends) |>
+    dplyr::distinct(.data$claim_id, .data$figure, .data$backend, .data$verdict) |>
+    tidyr::pivot_wider(names_from = "backend", values_from = "verdict")
+  for (backend in setdiff(backends, names(wide))) wide[[backend]] <- NA_character_
+  verdict_columns <- as.matrix(wide[backends])
+  wide$agree <- apply(verdict_columns, 1, function(v) {
+    if (anyNA(v) || any(v == "not comparable")) NA else length(unique(v)) == 1
+  })
+  wide[order(match(wide$claim_id, order)), c("claim_id", "figure", backends, "agree")]
+}
+
+#' How each backend ran TCP, from its runs' own records: the plan's TCP
+#' settings (every backend reads the same plan) and what each runner wrote
+#' about its simulator and TCP model (run.json `versions`).
+#'
+#' @param runs Named list, backend -> a parsed run.json of one run.
+#' @param plan_tcp The plan's `tcp` object (scenario.json's `tcp`).
+#' @return Rows `setting`, then one column per backend.
+tcp_models_of_runs <- function(runs, plan_tcp) {
+  from_plan <- purrr::imap_dfr(plan_tcp, function(value, name) {
+    text <- if (is.logical(value)) tolower(as.character(value)) else as.character(unlist(value))
+    tibble::tibble(setting = paste0("plan: tcp.", name), value = paste(text, collapse = ", "))
+  })
+  per_backend <- purrr::imap_dfr(runs, function(run, backend) {
+    versions <- run$versions %||% list()
+    versions$qlab <- NULL
+    tibble::tibble(backend = backend, setting = paste0("runner: ", names(versions)),
+                   value = as.character(unlist(versions)))
+  })
+  backends <- names(runs)
+  shared <- tidyr::expand_grid(from_plan, backend = backends)
+  dplyr::bind_rows(shared, per_backend) |>
+    tidyr::pivot_wider(names_from = "backend", values_from = "value") |>
+    dplyr::select(dplyr::all_of(c("setting", backends)))
+}
