@@ -20,8 +20,11 @@ selector_columns <- function() {
 # Item kinds. A figure kind's summary table is written as <file>.csv; a
 # listing (the paper's pseudo-code beside ours) and a diagram (the topology,
 # drawn from the run's graph.json) are drawn by the report directly.
-figure_kinds <- c("metric_vs_x", "tasks_over_time", "paired_ratio_vs_x", "metric_by_series", "backend_ratio_vs_x")
+figure_kinds <- c("metric_vs_x", "tasks_over_time", "paired_ratio_vs_x", "metric_by_series", "backend_ratio_vs_x",
+                  "tcp_worst_flow")
 item_kinds <- c("listing", "diagram", figure_kinds)
+# Figure kinds drawn from something other than the per-run metrics (metrics.R).
+kinds_without_metrics <- c("tasks_over_time", "tcp_worst_flow")
 
 # What each kind must give besides id, label, caption and kind.
 item_kind_fields <- list(
@@ -31,7 +34,8 @@ item_kind_fields <- list(
   tasks_over_time = c("scenario", "at", "x_label", "y_label"),
   paired_ratio_vs_x = c("scenario", "baseline", "metrics", "x", "x_label", "y_label"),
   metric_by_series = c("scenario", "metrics", "y_label"),
-  backend_ratio_vs_x = c("scenario", "numerator", "denominator", "metrics", "x", "x_label", "y_label")
+  backend_ratio_vs_x = c("scenario", "numerator", "denominator", "metrics", "x", "x_label", "y_label"),
+  tcp_worst_flow = c("scenario", "at", "x_label")
 )
 
 #' Read and check analysis/papers/<paper>.yaml.
@@ -77,7 +81,7 @@ check_item <- function(item, where) {
   if (length(missing) > 0) {
     stop(sprintf("%s: an item of kind %s must give %s", where, item$kind, paste0("`", missing, "`", collapse = ", ")))
   }
-  if (item$kind %in% figure_kinds && item$kind != "tasks_over_time") {
+  if (item$kind %in% figure_kinds && !item$kind %in% kinds_without_metrics) {
     item_selectors(item, where)
   }
   invisible(item)
@@ -135,6 +139,7 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
   items <- figure_items(spec)
   scenarios <- unique(c(
     unlist(purrr::map(spec$items, "scenario")),
+    unlist(purrr::map(spec$items, function(item) purrr::map(item$also, "scenario"))),
     unlist(purrr::map(claims, "scenario"))
   ))
   if (is.null(backends)) {
@@ -150,6 +155,12 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
       # a backend runs only the scenarios that list it (mininet: the emulation ones)
       if (!scenario %in% list_scenarios_of_backend(results_dir, scenarios, backend)) next
       results <- read_scenario_results(results_dir, scenario, backend)
+      if (!any(results$runs$valid)) {
+        # nothing to measure: the figures and claims show no results for it
+        warning(sprintf("every run of %s on %s failed the backend's fidelity checks: its figures and claims have no %s results",
+                        scenario, backend, backend))
+        next
+      }
       loaded[[backend]][[scenario]] <- list(
         results = results,
         metrics = compute_run_metrics(results, warmup_s = scenario_warmup_s(spec, scenario)),
@@ -163,7 +174,7 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
     }
     table <- purrr::map_dfr(backends, function(backend) {
       data <- loaded[[backend]][[item$scenario]]
-      if (is.null(data)) NULL else summarise_figure(item, data)
+      if (is.null(data)) NULL else summarise_figure_with_also(item, data, loaded[[backend]])
     })
     if (nrow(table) == 0) empty_summary() else table
   })
@@ -183,7 +194,7 @@ list_scenarios_of_backend <- function(results_dir, scenarios, backend) {
 #' A summary table with no rows (a figure no backend has results for).
 empty_summary <- function() {
   tibble::tibble(figure = character(), selector = integer(), metric = character(), group = character(),
-                 cls = integer(), queue = character(), band = integer(), series = character(), x = numeric(),
+                 cls = integer(), queue = character(), band = integer(), reason = character(), series = character(), x = numeric(),
                  n = integer(), mean = numeric(), sd = numeric(), ci_lo = numeric(), ci_hi = numeric(),
                  backend = character(), x_variable = character(), n_censored = integer(), method = character())
 }
@@ -256,13 +267,32 @@ summarise_figure <- function(item, scenario_data) {
     tasks_over_time = summarise_tasks_over_time(item, scenario_data),
     paired_ratio_vs_x = summarise_paired_ratio_vs_x(item, scenario_data),
     metric_by_series = summarise_metric_by_series(item, scenario_data),
-    stop(sprintf("figure %s: kind `%s` must be metric_vs_x, tasks_over_time, paired_ratio_vs_x or metric_by_series",
-                 item$id, item$kind))
+    tcp_worst_flow = summarise_tcp_worst_flow(item, scenario_data),
+    stop(sprintf("figure %s: kind `%s` must be one of %s", item$id, item$kind,
+                 paste(setdiff(figure_kinds, "backend_ratio_vs_x"), collapse = ", ")))
   )
   table |>
     with_metric_keys() |>
     dplyr::mutate(figure = item$id) |>
     dplyr::select(dplyr::all_of(summary_columns()))
+}
+
+#' One figure's table, with the series of the scenarios its `also` names
+#' beside its own (each `{scenario, suffix}`: the same summary of that
+#' scenario, its series labelled with the suffix), e.g. the same sweep run
+#' without the TCP handshake.
+summarise_figure_with_also <- function(item, scenario_data, loaded_backend) {
+  table <- summarise_figure(item, scenario_data)
+  for (extra in item$also %||% list()) {
+    other <- loaded_backend[[extra$scenario]]
+    if (is.null(other)) next
+    # the reference (e.g. processor sharing) is drawn once, from the item's own scenario
+    beside <- item
+    beside$reference_metric <- NULL
+    table <- dplyr::bind_rows(table, summarise_figure(beside, other) |>
+                                dplyr::mutate(series = paste0(.data$series, extra$suffix)))
+  }
+  table
 }
 
 check_sweep_variable <- function(item, scenario_data, variable) {
@@ -274,7 +304,20 @@ check_sweep_variable <- function(item, scenario_data, variable) {
 
 summarise_metric_vs_x <- function(item, scenario_data) {
   check_sweep_variable(item, scenario_data, item$x)
-  select_item_metrics(item, scenario_data$metrics) |>
+  runs <- select_item_metrics(item, scenario_data$metrics)
+  reference <- item$reference_metric
+  if (!is.null(reference)) {
+    # a discipline-independent reference (the same tasks and start times in
+    # every series at a seed): drawn once, from the first series, as its own line
+    ref_item <- item
+    ref_item$metric <- reference$metric
+    ref_item$metrics <- NULL
+    ref_runs <- select_item_metrics(ref_item, scenario_data$metrics)
+    ref_runs <- ref_runs[ref_runs$series == sort(unique(ref_runs$series))[[1]], ]
+    ref_runs$series <- reference$label
+    runs <- dplyr::bind_rows(runs, ref_runs)
+  }
+  runs |>
     summarise_over_seeds(c("backend", "series", item$x, selector_columns())) |>
     dplyr::rename(x = dplyr::all_of(item$x)) |>
     dplyr::mutate(x = as.numeric(.data$x), x_variable = item$x)
@@ -299,6 +342,40 @@ summarise_tasks_over_time <- function(item, scenario_data) {
     dplyr::mutate(n_censored = NA_integer_) |>
     dplyr::rename(x = "time_s") |>
     dplyr::mutate(x_variable = "time_s")
+}
+
+#' The TCP state of the worst traced flow of each series at the point `at`
+#' (metric-tcp-state.R): one row per sample and quantity, `x` the time since
+#' the flow started, `mean` the value (one flow: n = 1, no interval), and
+#' `method` naming the flow, its run and its completion time.
+summarise_tcp_worst_flow <- function(item, scenario_data) {
+  results <- scenario_data$results
+  if (is.null(results$tcp)) {
+    stop(sprintf("figure %s: %s has no tcp table (its trace.tcp and trace.collect must name tcp)", item$id,
+                 item$scenario))
+  }
+  valid_runs <- dplyr::filter(results$runs, .data$valid)
+  for (variable in names(item$at)) {
+    check_sweep_variable(item, scenario_data, variable)
+    valid_runs <- valid_runs[valid_runs[[variable]] == item$at[[variable]], ]
+  }
+  if (nrow(valid_runs) == 0) {
+    stop(sprintf("figure %s: no valid run of %s at %s", item$id, item$scenario, describe_point(item$at)))
+  }
+  flows <- dplyr::semi_join(results$flows, valid_runs, by = run_key_columns)
+  tcp <- dplyr::semi_join(results$tcp, valid_runs, by = run_key_columns)
+  worst <- worst_traced_flows(flows, tcp)
+  method <- worst |>
+    dplyr::transmute(.data$series, method = sprintf(
+      "%s: the worst of the traced flows of %d run(s) is flow %d of seed %d, %s %.2f s",
+      .data$series, .data$runs, .data$flow_id, .data$seed,
+      ifelse(.data$completed == 1, "completed in", "not completed, censored at"), .data$fct_s))
+  tcp_state_of_flows(tcp, worst) |>
+    dplyr::left_join(method, by = "series") |>
+    dplyr::transmute(.data$backend, .data$series, x = .data$time_s, metric = .data$quantity,
+                     selector = match(.data$quantity, names(tcp_state_quantities)),
+                     n = 1L, mean = .data$value, sd = NA_real_, ci_lo = NA_real_, ci_hi = NA_real_,
+                     n_censored = NA_integer_, x_variable = "time_s", method = .data$method)
 }
 
 summarise_paired_ratio_vs_x <- function(item, scenario_data) {
@@ -351,7 +428,7 @@ read_figure_table <- function(path) {
   types <- readr::cols(
     figure = readr::col_character(), selector = readr::col_integer(), metric = readr::col_character(),
     group = readr::col_character(), cls = readr::col_integer(), queue = readr::col_character(),
-    band = readr::col_integer(), series = readr::col_character(), x = readr::col_double(),
+    band = readr::col_integer(), reason = readr::col_character(), series = readr::col_character(), x = readr::col_double(),
     n = readr::col_integer(), mean = readr::col_double(), sd = readr::col_double(),
     ci_lo = readr::col_double(), ci_hi = readr::col_double(), backend = readr::col_character(),
     x_variable = readr::col_character(), n_censored = readr::col_integer(), method = readr::col_character()

@@ -134,6 +134,12 @@ compute_run_metrics <- function(results, warmup_s = 0) {
   }
   flows <- dplyr::anti_join(results$flows, invalid, by = run_key_columns)
   by <- c(run_key_columns, results$sweep_vars)
+  if (nrow(flows) == 0) {
+    # no valid run: no metrics (summaries of zero runs would not be defined)
+    empty <- results$runs[0, intersect(by, names(results$runs)), drop = FALSE]
+    empty <- dplyr::mutate(tibble::as_tibble(empty), metric = character(), value = numeric(), n_censored = integer())
+    return(with_metric_keys(empty) |> dplyr::relocate(dplyr::all_of(c("metric", metric_key_columns)), .before = "value"))
+  }
   # one metric from each named column of `df`, keeping the key columns it has
   longer <- function(df, columns, keys = character(), censored = NULL) {
     purrr::imap_dfr(columns, function(column, metric) {
@@ -159,6 +165,7 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     ratios <- relate_shares_to_weights(shares, function(series) series_weights(results$scenario, series))
     class_metrics <- dplyr::bind_rows(
       longer(shares, c(class_goodput_bps = "class_goodput_bps", goodput_share = "share"), "cls"),
+      longer(summarise_per_flow_ratio(flows, by), c(per_flow_goodput_ratio = "per_flow_goodput_ratio"), "cls"),
       longer(ratios, c(share_ratio = "share_ratio"), "cls"),
       if (nrow(ratios) > 0) longer(summarise_share_deviation(ratios, by), c(share_ratio_max_dev = "share_ratio_max_dev"))
     )
@@ -176,16 +183,29 @@ compute_run_metrics <- function(results, warmup_s = 0) {
                             c(mean_backlog_pkts = "mean_backlog_pkts"), c("queue", "band"))
   }
   sojourn_metrics <- NULL
+  drop_metrics <- NULL
   if (!is.null(results$packets)) {
     sojourn_metrics <- longer(summarise_band_sojourn(valid_only(results$packets), by, warmup_s),
                               c(sojourn_p99_s = "sojourn_p99_s", sojourn_max_s = "sojourn_max_s"), c("queue", "band"))
+    drops <- summarise_band_drops(valid_only(results$packets), by, warmup_s)
+    drop_metrics <- dplyr::bind_rows(
+      longer(drops$drops, c(dropped_pkts = "dropped_pkts"), c("queue", "band", "reason")),
+      longer(drops$ratios, c(drop_ratio = "drop_ratio"), c("queue", "band"))
+    )
+  }
+  # the processor-sharing reference needs the bottleneck's rate (a dumbbell's)
+  capacity_bps <- results$scenario$topology$bottleneck_rate_bps
+  ps_metrics <- NULL
+  if (nrow(bulk) > 0 && !is.null(capacity_bps)) {
+    ps_metrics <- longer(summarise_processor_sharing(bulk, by, as.numeric(capacity_bps)),
+                         c(ps_worst_fct_s = "ps_worst_fct_s"), "group")
   }
   dplyr::bind_rows(
     longer(summarise_system_goodput(flows, by), c(system_goodput_bps = "system_goodput_bps")),
     longer(summarise_fairness(flows, by), c(fairness_jain = "fairness_jain")),
     if (nrow(bulk) > 0) completion(NULL),
     purrr::map_dfr(sort(unique(bulk$group)), completion),
-    class_metrics, udp_metrics, queue_metrics, sojourn_metrics
+    class_metrics, udp_metrics, queue_metrics, sojourn_metrics, drop_metrics, ps_metrics
   ) |>
     with_metric_keys() |>
     dplyr::relocate(dplyr::all_of(c("metric", metric_key_columns)), .before = "value")
@@ -203,3 +223,49 @@ series_weights <- function(scenario, series) {
 }
 
 `%|0|%` <- function(x, default) if (length(x) == 0 || is.na(x) || x == 0) default else x
+
+# ---- tests behind the verdicts (analysis/R/claims.R) -----------------------
+
+#' One-sided one-sample t-test of per-seed values (or paired contrasts).
+#'
+#' @param x Per-seed values.
+#' @param null The value under the null hypothesis.
+#' @param side "greater" (H1: mean > null) or "less" (H1: mean < null).
+#' @return The p-value; NA with fewer than two values. With no spread (every
+#'   value equal) the test is degenerate: 0 when the values lie strictly on
+#'   the claimed side of `null`, else 1.
+one_sided_p <- function(x, null, side) {
+  side <- match.arg(side, c("greater", "less"))
+  x <- x[!is.na(x)]
+  n <- length(x)
+  if (n < 2) {
+    return(NA_real_)
+  }
+  spread <- stats::sd(x)
+  sign <- if (side == "greater") 1 else -1
+  if (spread == 0) {
+    return(if (sign * (mean(x) - null) > 0) 0 else 1)
+  }
+  statistic <- sign * (mean(x) - null) / (spread / sqrt(n))
+  stats::pt(statistic, df = n - 1, lower.tail = FALSE)
+}
+
+#' Two one-sided tests (TOST) that the mean of `x` lies within [lower, upper].
+#'
+#' @return The TOST p-value, max of the two one-sided p-values (H1: mean >
+#'   lower and H1: mean < upper); NA with fewer than two values.
+tost_p <- function(x, lower, upper) {
+  if (lower >= upper) {
+    stop("TOST: the margin's `lower` must be below its `upper`")
+  }
+  max(one_sided_p(x, lower, "greater"), one_sided_p(x, upper, "less"))
+}
+
+#' Holm's step-down adjustment of a family of p-values (NA kept as NA, and
+#' not counted in the family).
+holm <- function(p) {
+  adjusted <- rep(NA_real_, length(p))
+  known <- !is.na(p)
+  adjusted[known] <- stats::p.adjust(p[known], method = "holm")
+  adjusted
+}

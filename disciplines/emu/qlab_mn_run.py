@@ -54,6 +54,7 @@ import json
 import os
 import platform
 import secrets
+import shlex
 import signal
 import subprocess
 import sys
@@ -70,22 +71,32 @@ UDP_APPS = ("cbr", "onoff", "voip")
 LINK_OVERHEAD_BYTES = 2
 # The plan's lossless queue (the reverse direction): a droptail nothing fills.
 REVERSE_LIMIT_PKTS = 10000
+OFFLOADS_OFF = ("tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off")
 NA = "NA"
-FLOW_FACTS_COLUMNS = ("flow_id", "tx_packets", "retx_packets", "rx_packets", "rx_bytes",
-                      "first_rx_ns", "last_rx_ns", "delay_sum_ns", "delay_max_ns")
+FLOW_FACTS_COLUMNS = (
+    "flow_id",
+    "tx_packets",
+    "retx_packets",
+    "rx_packets",
+    "rx_bytes",
+    "first_rx_ns",
+    "last_rx_ns",
+    "delay_sum_ns",
+    "delay_max_ns",
+)
 
 # Fidelity invariants (Mininet-HiFi style), from the emulator's own log of
 # the forward link.  Thresholds are loose enough for a shared 2-core machine
 # with qlab-emu at real-time priority (measured p99 lateness ~20 us), tight
 # enough that a starved emulator (ms-scale lateness) fails them.
 FIDELITY = {
-    "rate_rel_tol": 0.02,          # achieved rate in busy periods vs configured
-    "min_busy_pkts": 20,           # below this the rate is not judged
+    "rate_rel_tol": 0.02,  # achieved rate in busy periods vs configured
+    "min_busy_pkts": 20,  # below this the rate is not judged
     # p99 |departure spacing - transmission time| <= max(floor, frac * MTU time)
     "spacing_p99_floor_s": 100e-6,
     "spacing_p99_mtu_frac": 0.1,
-    "delay_mean_tol_s": 200e-6,    # |mean added delay - configured|
-    "delay_p99_tol_s": 1e-3,       # p99 added delay - configured
+    "delay_mean_tol_s": 200e-6,  # |mean added delay - configured|
+    "delay_p99_tol_s": 1e-3,  # p99 added delay - configured
 }
 
 
@@ -194,7 +205,8 @@ def reap(tag: str, owner: int, leader: int, leader_parent: int) -> None:
     SIGTERM), then clean up whatever is left."""
     while _alive(owner):
         abandoned = leader != owner and (
-            not _alive(leader) or (leader_parent > 1 and not _alive(leader_parent)))
+            not _alive(leader) or (leader_parent > 1 and not _alive(leader_parent))
+        )
         if abandoned:
             try:
                 os.kill(owner, signal.SIGTERM)
@@ -218,10 +230,22 @@ def start_reaper(tag: str, watch_launcher: bool) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != TAG_ENV}
     leader = os.getpgrp() if watch_launcher else os.getpid()
     return subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "--reap", tag, str(os.getpid()), str(leader),
-         str(_ppid(leader)) if watch_launcher else "0"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, env=env, close_fds=True)
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--reap",
+            tag,
+            str(os.getpid()),
+            str(leader),
+            str(_ppid(leader)) if watch_launcher else "0",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+        close_fds=True,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -231,13 +255,13 @@ def start_reaper(tag: str, watch_launcher: bool) -> subprocess.Popen:
 class Dumbbell(NamedTuple):
     """What the run builds from a plan (qlab.backends.mininet refuses other plans first)."""
 
-    link: dict             # the bottleneck
-    side: str              # its end with the discipline: where qlab-emu's forward link starts
-    queue: dict            # that end's queue: kind, params (typed), seed
-    hosts_a: list[dict]    # hosts attached to side, plan order
-    hosts_b: list[dict]    # hosts attached to the other end
-    access_delay_ns: int   # every access link's delay (folded into the emulator's)
-    mtu_bytes: int         # the largest MTU of the plan's links: every interface's
+    link: dict  # the bottleneck
+    side: str  # its end with the discipline: where qlab-emu's forward link starts
+    queue: dict  # that end's queue: kind, params (typed), seed
+    hosts_a: list[dict]  # hosts attached to side, plan order
+    hosts_b: list[dict]  # hosts attached to the other end
+    access_delay_ns: int  # every access link's delay (folded into the emulator's)
+    mtu_bytes: int  # the largest MTU of the plan's links: every interface's
 
     @property
     def queue_id(self) -> str:
@@ -256,27 +280,35 @@ def dumbbell(plan: dict) -> Dumbbell:
     link = between[0]
     shaped = [n for n, q in link["queues"].items() if q["kind"] != "lossless"]
     if len(shaped) != 1:
-        raise BadJob(f"links.{link['id']}.queues: a discipline at one end of the bottleneck, "
-                     f"got {len(shaped)}")
+        raise BadJob(
+            f"links.{link['id']}.queues: a discipline at one end of the bottleneck, got {len(shaped)}"
+        )
     side = shaped[0]
     access = [lk for lk in plan["links"] if lk is not link]
     delays = {lk["delay_ns"] for lk in access}
     if len(delays) != 1:
-        raise BadJob(f"links: the access links' delays must be equal (folded into the emulator), "
-                     f"got {sorted(delays)}")
+        raise BadJob(
+            f"links: the access links' delays must be equal (folded into the emulator), got {sorted(delays)}"
+        )
     at: dict[str, str] = {}
     for lk in access:
         host, router = (lk["a"], lk["b"]) if nodes[lk["a"]]["kind"] == "host" else (lk["b"], lk["a"])
         at[host] = router
     for i, f in enumerate(plan["flows"]):
         if at.get(f["src"]) != side or at.get(f["dst"]) == side:
-            raise BadJob(f"flows[{i}]: data goes from hosts at {side} through the discipline "
-                         "to the other side")
+            raise BadJob(
+                f"flows[{i}]: data goes from hosts at {side} through the discipline to the other side"
+            )
     hosts = [n for n in plan["nodes"] if n["kind"] == "host"]
-    return Dumbbell(link=link, side=side, queue=link["queues"][side],
-                    hosts_a=[h for h in hosts if at[h["id"]] == side],
-                    hosts_b=[h for h in hosts if at[h["id"]] != side],
-                    access_delay_ns=delays.pop(), mtu_bytes=max(lk["mtu_bytes"] for lk in plan["links"]))
+    return Dumbbell(
+        link=link,
+        side=side,
+        queue=link["queues"][side],
+        hosts_a=[h for h in hosts if at[h["id"]] == side],
+        hosts_b=[h for h in hosts if at[h["id"]] != side],
+        access_delay_ns=delays.pop(),
+        mtu_bytes=max(lk["mtu_bytes"] for lk in plan["links"]),
+    )
 
 
 def param_text(value: object) -> str:
@@ -293,17 +325,41 @@ def param_text(value: object) -> str:
     return str(value)
 
 
-def emu_args(plan: dict, d: Dumbbell, emu: Path, out: Path, ifs: tuple[str, str], epoch_ns: int,
-             rt: int) -> list[str]:
+def emu_args(
+    plan: dict, d: Dumbbell, emu: Path, out: Path, ifs: tuple[str, str], epoch_ns: int, rt: int
+) -> list[str]:
     q = d.queue
-    args = [str(emu), "--if-a", ifs[0], "--if-b", ifs[1],
-            "--rate-bps", str(d.link["rate_bps"]), "--delay-ns", str(d.emu_delay_ns),
-            "--rev-param", f"limit_pkts={REVERSE_LIMIT_PKTS}",
-            "--overhead-bytes", str(LINK_OVERHEAD_BYTES),
-            "--disc", q["kind"], "--seed", str(q["seed"]),
-            "--epoch-ns", str(epoch_ns), "--end-ns", str(plan["duration_ns"]), "--queue-id", d.queue_id,
-            "--sample-ns", str(plan["trace"]["queue_sample_interval_ns"]),
-            "--summary", str(out / "emu-summary.json"), "--ready", str(out / "emu.ready")]
+    args = [
+        str(emu),
+        "--if-a",
+        ifs[0],
+        "--if-b",
+        ifs[1],
+        "--rate-bps",
+        str(d.link["rate_bps"]),
+        "--delay-ns",
+        str(d.emu_delay_ns),
+        "--rev-param",
+        f"limit_pkts={REVERSE_LIMIT_PKTS}",
+        "--overhead-bytes",
+        str(LINK_OVERHEAD_BYTES),
+        "--disc",
+        q["kind"],
+        "--seed",
+        str(q["seed"]),
+        "--epoch-ns",
+        str(epoch_ns),
+        "--end-ns",
+        str(plan["duration_ns"]),
+        "--queue-id",
+        d.queue_id,
+        "--sample-ns",
+        str(plan["trace"]["queue_sample_interval_ns"]),
+        "--summary",
+        str(out / "emu-summary.json"),
+        "--ready",
+        str(out / "emu.ready"),
+    ]
     for name, value in sorted(q["params"].items()):
         args += ["--param", f"{name}={param_text(value)}"]
     if d.queue_id in plan["trace"]["queues"]:
@@ -318,8 +374,11 @@ def emu_args(plan: dict, d: Dumbbell, emu: Path, out: Path, ifs: tuple[str, str]
 def flowmap(plan: dict) -> str:
     """qlab-emu's flow map: each flow's 5-tuple (data direction) and id."""
     addr = {n["id"]: n["address"] for n in plan["nodes"]}
-    return "".join(f"{'tcp' if f['app'] == 'bulk' else 'udp'} {addr[f['src']]} {f['src_port']} "
-                   f"{addr[f['dst']]} {f['dst_port']} {f['flow_id']}\n" for f in plan["flows"])
+    return "".join(
+        f"{'tcp' if f['app'] == 'bulk' else 'udp'} {addr[f['src']]} {f['src_port']} "
+        f"{addr[f['dst']]} {f['dst_port']} {f['flow_id']}\n"
+        for f in plan["flows"]
+    )
 
 
 def fidelity(summary: dict, mtu_bytes: int = 1500) -> tuple[bool, list[str], dict]:
@@ -334,9 +393,11 @@ def fidelity(summary: dict, mtu_bytes: int = 1500) -> tuple[bool, list[str], dic
         ratio = fwd["achieved_rate_bps"] / rate
         facts["achieved_rate_bps"] = round(fwd["achieved_rate_bps"], 1)
         if abs(ratio - 1) > FIDELITY["rate_rel_tol"]:
-            reasons.append(f"achieved rate {fwd['achieved_rate_bps']:.0f} b/s is {100 * (ratio - 1):+.1f}% "
-                           f"from the configured {rate} b/s "
-                           f"(tolerance {100 * FIDELITY['rate_rel_tol']:.0f}%)")
+            reasons.append(
+                f"achieved rate {fwd['achieved_rate_bps']:.0f} b/s is {100 * (ratio - 1):+.1f}% "
+                f"from the configured {rate} b/s "
+                f"(tolerance {100 * FIDELITY['rate_rel_tol']:.0f}%)"
+            )
         mtu_s = (mtu_bytes + fwd["overhead_bytes"]) * 8 / rate
         tol = max(FIDELITY["spacing_p99_floor_s"], FIDELITY["spacing_p99_mtu_frac"] * mtu_s)
         p99 = fwd["spacing_error"]["abs_p99_s"]
@@ -348,17 +409,23 @@ def fidelity(summary: dict, mtu_bytes: int = 1500) -> tuple[bool, list[str], dic
         facts["added_delay_mean_s"] = round(d["mean_s"], 9)
         facts["added_delay_p99_s"] = d["abs_p99_s"]
         if abs(d["mean_s"] - delay) > FIDELITY["delay_mean_tol_s"]:
-            reasons.append(f"mean added delay {d['mean_s'] * 1e3:.3f} ms differs from the configured "
-                           f"{delay * 1e3:.3f} ms by more than {FIDELITY['delay_mean_tol_s'] * 1e6:.0f} us")
+            reasons.append(
+                f"mean added delay {d['mean_s'] * 1e3:.3f} ms differs from the configured "
+                f"{delay * 1e3:.3f} ms by more than {FIDELITY['delay_mean_tol_s'] * 1e6:.0f} us"
+            )
         if d["abs_p99_s"] - delay > FIDELITY["delay_p99_tol_s"]:
-            reasons.append(f"p99 added delay {d['abs_p99_s'] * 1e3:.3f} ms exceeds the configured "
-                           f"{delay * 1e3:.3f} ms by more than {FIDELITY['delay_p99_tol_s'] * 1e3:.1f} ms")
+            reasons.append(
+                f"p99 added delay {d['abs_p99_s'] * 1e3:.3f} ms exceeds the configured "
+                f"{delay * 1e3:.3f} ms by more than {FIDELITY['delay_p99_tol_s'] * 1e3:.1f} ms"
+            )
     for link in ("forward", "reverse"):
         s = summary[link]
-        for key, what in (("kernel_drops", "frames the kernel dropped before qlab-emu read them"),
-                          ("send_failed_pkts", "packets qlab-emu could not send"),
-                          ("truncated_pkts", "frames larger than qlab-emu's buffer (offloads on?)"),
-                          ("rejected_pkts", "packets the discipline cannot classify")):
+        for key, what in (
+            ("kernel_drops", "frames the kernel dropped before qlab-emu read them"),
+            ("send_failed_pkts", "packets qlab-emu could not send"),
+            ("truncated_pkts", "frames larger than qlab-emu's buffer (offloads on?)"),
+            ("rejected_pkts", "packets the discipline cannot classify"),
+        ):
             if s[key]:
                 reasons.append(f"{link}: {s[key]} {what}")
     return not reasons, reasons, facts
@@ -377,6 +444,7 @@ def read_json(path: Path) -> dict | None:
 
 def flow_facts(plan: dict, apps: dict[int, dict], epoch_ns: int) -> str:
     """flow_facts.csv (docs/traces.md, "Raw facts") from the applications' counters."""
+
     def rel(t: int | None) -> str:
         return NA if t is None else str(t - epoch_ns)
 
@@ -388,8 +456,14 @@ def flow_facts(plan: dict, apps: dict[int, dict], epoch_ns: int) -> str:
         row = [f["flow_id"], snd.get("tx_packets", 0), snd.get("retx_packets", 0)]
         if f["app"] in UDP_APPS:
             rx = rcv.get("rx_packets", 0)
-            row += [rx, rx_bytes, rel(rcv.get("first_rx_ns")), rel(rcv.get("last_rx_ns")),
-                    rcv.get("delay_sum_ns", 0) if rx else NA, rcv.get("delay_max_ns") if rx else NA]
+            row += [
+                rx,
+                rx_bytes,
+                rel(rcv.get("first_rx_ns")),
+                rel(rcv.get("last_rx_ns")),
+                rcv.get("delay_sum_ns", 0) if rx else NA,
+                rcv.get("delay_max_ns") if rx else NA,
+            ]
         else:
             row += [NA, rx_bytes, rel(rcv.get("first_rx_ns")), rel(rcv.get("last_rx_ns")), NA, NA]
         lines.append(",".join(str(v) for v in row))
@@ -405,33 +479,77 @@ def segment(hosts: list[dict]) -> ipaddress.IPv4Network:
     return ipaddress.ip_interface(f"{hosts[0]['address']}/{32 - differ.bit_length()}").network
 
 
+MTU_FIELD = "links.mtu_bytes"
+
+
+def whole(value: object, field: str) -> int:
+    """A plan value that goes on a command line, checked (the plan passed
+    qlab's validator already; this runner may be run on a hand-made file)."""
+    if type(value) is not int:
+        raise BadJob(f"{field}: expected an integer, got {value!r}")
+    return value
+
+
 def configure_host(h, plan: dict, ifname: str, net: ipaddress.IPv4Network, mtu: int) -> None:
     tcp = plan["tcp"]
+    for key in ("sack", "timestamps", "window_scaling"):
+        if type(tcp[key]) is not bool:
+            raise BadJob(f"tcp.{key}: expected true or false, got {tcp[key]!r}")
     sysctls = {
-        "net.ipv6.conf.all.disable_ipv6": 1, "net.ipv6.conf.default.disable_ipv6": 1,
+        "net.ipv6.conf.all.disable_ipv6": 1,
+        "net.ipv6.conf.default.disable_ipv6": 1,
         "net.ipv4.tcp_congestion_control": {"NewReno": "reno"}[tcp["variant"]],
-        "net.ipv4.tcp_sack": int(tcp["sack"]), "net.ipv4.tcp_timestamps": int(tcp["timestamps"]),
-        "net.ipv4.tcp_window_scaling": int(tcp["window_scaling"]), "net.ipv4.tcp_ecn": 0,
-        "net.ipv4.tcp_no_metrics_save": 1, "net.ipv4.tcp_slow_start_after_idle": 0,
+        "net.ipv4.tcp_sack": int(tcp["sack"]),
+        "net.ipv4.tcp_timestamps": int(tcp["timestamps"]),
+        "net.ipv4.tcp_window_scaling": int(tcp["window_scaling"]),
+        "net.ipv4.tcp_ecn": 0,
+        "net.ipv4.tcp_no_metrics_save": 1,
+        "net.ipv4.tcp_slow_start_after_idle": 0,
     }
-    h.cmd("sysctl -qw " + " ".join(f"{k}={v}" for k, v in sysctls.items()))
+    h.cmd(shlex.join(["sysctl", "-qw", *(f"{k}={v}" for k, v in sysctls.items())]))
     # A sysctl that did not take (a read-only /proc/sys, as Docker mounts
     # it) would leave the host on Linux's defaults (CUBIC or BBR, SACK):
     # the run would look fine and be another experiment.
-    got = h.cmd("sysctl -n " + " ".join(sysctls)).split()
+    got = h.cmd(shlex.join(["sysctl", "-n", *sysctls])).split()
     if len(got) == len(sysctls):
-        wrong = [f"{k} is {g}, not {v}"
-                 for (k, v), g in zip(sysctls.items(), got, strict=True) if g != str(v)]
+        wrong = [
+            f"{k} is {g}, not {v}" for (k, v), g in zip(sysctls.items(), got, strict=True) if g != str(v)
+        ]
     else:
         wrong = [f"sysctl -n said {' '.join(got)!r}"]
     if wrong:
-        raise RuntimeError(f"host {h.name}: TCP settings not applied ({'; '.join(wrong)}); is /proc/sys "
-                           "writable? (in a container: --security-opt systempaths=unconfined)")
-    h.cmd(f"ethtool -K {ifname} tso off gso off gro off tx off rx off >/dev/null 2>&1; "
-          f"ip link set dev {ifname} mtu {mtu}")
-    rto_ms = max(1, round(tcp["min_rto_ns"] / 1e6))
-    h.cmd(f"ip route change {net} dev {ifname} proto kernel scope link src {h.IP()} "
-          f"initcwnd {tcp['initial_cwnd_segments']} rto_min {rto_ms}ms")
+        raise RuntimeError(
+            f"host {h.name}: TCP settings not applied ({'; '.join(wrong)}); is /proc/sys "
+            "writable? (in a container: --security-opt systempaths=unconfined)"
+        )
+    h.cmd(
+        shlex.join(["ethtool", "-K", ifname, *OFFLOADS_OFF])
+        + " >/dev/null 2>&1; "
+        + shlex.join(["ip", "link", "set", "dev", ifname, "mtu", str(whole(mtu, MTU_FIELD))])
+    )
+    rto_ms = max(1, round(whole(tcp["min_rto_ns"], "tcp.min_rto_ns") / 1e6))
+    h.cmd(
+        shlex.join(
+            [
+                "ip",
+                "route",
+                "change",
+                str(net),
+                "dev",
+                ifname,
+                "proto",
+                "kernel",
+                "scope",
+                "link",
+                "src",
+                h.IP(),
+                "initcwnd",
+                str(whole(tcp["initial_cwnd_segments"], "tcp.initial_cwnd_segments")),
+                "rto_min",
+                f"{rto_ms}ms",
+            ]
+        )
+    )
 
 
 def build_network(plan: dict, d: Dumbbell, tag: str):
@@ -444,23 +562,36 @@ def build_network(plan: dict, d: Dumbbell, tag: str):
     # Mininet.init() would raise limits and sysctls of the root namespace
     # (fixLimits): qlab leaves the host's configuration alone.
     Mininet.inited = True
-    net = Mininet(topo=None, controller=None, switch=LinuxBridge, host=Host, link=Link,
-                  build=False, autoSetMacs=False, autoStaticArp=False, waitConnected=False)
+    net = Mininet(
+        topo=None,
+        controller=None,
+        switch=LinuxBridge,
+        host=Host,
+        link=Link,
+        build=False,
+        autoSetMacs=False,
+        autoStaticArp=False,
+        waitConnected=False,
+    )
     # Bridges in their own namespaces: the root namespace's bridge netfilter
     # (net.bridge.bridge-nf-call-iptables, per namespace) and firewall (Docker
     # sets FORWARD to DROP) never see the run's frames, and the host's
     # configuration stays untouched.
-    bridges = {"A": net.addSwitch(f"{tag}A", dpid="1", inNamespace=True),
-               "B": net.addSwitch(f"{tag}B", dpid="2", inNamespace=True)}
+    bridges = {
+        "A": net.addSwitch(f"{tag}A", dpid="1", inNamespace=True),
+        "B": net.addSwitch(f"{tag}B", dpid="2", inNamespace=True),
+    }
     mbox = net.addHost(f"{tag}m", ip=None)
     # Before any interface is up: no IPv6, and no IGMP reports for link-local
     # groups (a bridge joins 224.0.0.106, the snoopers' group): only the
     # plan's packets reach the discipline.
     for node in (*bridges.values(), mbox):
-        node.cmd("sysctl -qw net.ipv4.igmp_link_local_mcast_reports=0 net.ipv6.conf.all.disable_ipv6=1"
-                 " net.ipv6.conf.default.disable_ipv6=1 net.bridge.bridge-nf-call-iptables=0"
-                 " net.bridge.bridge-nf-call-ip6tables=0 net.bridge.bridge-nf-call-arptables=0"
-                 " >/dev/null 2>&1")
+        node.cmd(
+            "sysctl -qw net.ipv4.igmp_link_local_mcast_reports=0 net.ipv6.conf.all.disable_ipv6=1"
+            " net.ipv6.conf.default.disable_ipv6=1 net.bridge.bridge-nf-call-iptables=0"
+            " net.bridge.bridge-nf-call-ip6tables=0 net.bridge.bridge-nf-call-arptables=0"
+            " >/dev/null 2>&1"
+        )
     for end in "AB":
         net.addLink(mbox, bridges[end], intfName1=f"{tag}m-{end}", intfName2=f"{tag}{end}-m")
     seg = segment(d.hosts_a + d.hosts_b)
@@ -470,17 +601,36 @@ def build_network(plan: dict, d: Dumbbell, tag: str):
             name = f"{tag}{prefix}{i}"
             hosts[node["id"]] = net.addHost(name, ip=f"{node['address']}/{seg.prefixlen}")
             ifname[node["id"]] = f"{name}-0"
-            net.addLink(hosts[node["id"]], bridges[end], intfName1=ifname[node["id"]],
-                        intfName2=f"{tag}{end}-{i}")
+            net.addLink(
+                hosts[node["id"]], bridges[end], intfName1=ifname[node["id"]], intfName2=f"{tag}{end}-{i}"
+            )
     net.build()
     net.start()
+    mtu = str(whole(d.mtu_bytes, MTU_FIELD))
     for br in bridges.values():
-        br.cmd(f"for i in $(ls /sys/class/net | grep '^{br.name}-'); do ip link set dev $i mtu {d.mtu_bytes};"
-               " ethtool -K $i tso off gso off gro off tx off rx off >/dev/null 2>&1; done")
+        ports = [
+            p for p in br.cmd(shlex.join(["ls", "/sys/class/net"])).split() if p.startswith(f"{br.name}-")
+        ]
+        br.cmd(
+            "; ".join(
+                shlex.join(["ip", "link", "set", "dev", p, "mtu", mtu])
+                + "; "
+                + shlex.join(["ethtool", "-K", p, *OFFLOADS_OFF])
+                + " >/dev/null 2>&1"
+                for p in ports
+            )
+        )
     # The middlebox forwards frames, it is no IP host.
     for end in "AB":
-        mbox.cmd(f"ip addr flush dev {tag}m-{end}; ip link set dev {tag}m-{end} mtu {d.mtu_bytes}; "
-                 f"ethtool -K {tag}m-{end} tso off gso off gro off tx off rx off >/dev/null 2>&1")
+        port = f"{tag}m-{end}"
+        mbox.cmd(
+            shlex.join(["ip", "addr", "flush", "dev", port])
+            + "; "
+            + shlex.join(["ip", "link", "set", "dev", port, "mtu", mtu])
+            + "; "
+            + shlex.join(["ethtool", "-K", port, *OFFLOADS_OFF])
+            + " >/dev/null 2>&1"
+        )
     for hid, h in hosts.items():
         configure_host(h, plan, ifname[hid], seg, d.mtu_bytes)
     for src, dst in {(f["src"], f["dst"]) for f in plan["flows"]}:
@@ -561,14 +711,21 @@ def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
         spec = apps_dir / f"flow-{fid}.json"
         spec.write_text(json.dumps({"flow": f, "dst_address": addr[f["dst"]], "tcp": plan["tcp"]}))
         sinks[fid] = apps_dir / f"sink-{fid}.json"
-        sinks_p.append(popen(hosts[f["dst"]], f"sink-{fid}",
-                             traffic + ["sink", "--flow", str(spec), *times, "--out", str(sinks[fid])]))
+        sinks_p.append(
+            popen(
+                hosts[f["dst"]],
+                f"sink-{fid}",
+                traffic + ["sink", "--flow", str(spec), *times, "--out", str(sinks[fid])],
+            )
+        )
     # Sinks listening and the emulator's sockets open before any sender starts.
     deadline = time.monotonic() + 10 + 0.2 * len(plan["flows"])
     while not ((out / "emu.ready").exists() and all(Path(f"{s}.listening").exists() for s in sinks.values())):
         if emu_proc.poll() is not None:
-            raise RuntimeError(f"qlab-emu exited with {emu_proc.returncode}: "
-                               + (logs / "qlab-emu.log").read_text(errors="replace")[-500:])
+            raise RuntimeError(
+                f"qlab-emu exited with {emu_proc.returncode}: "
+                + (logs / "qlab-emu.log").read_text(errors="replace")[-500:]
+            )
         if time.monotonic() > deadline:
             raise RuntimeError("the emulator or the sinks did not start within the deadline")
         time.sleep(0.02)
@@ -576,9 +733,21 @@ def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
         raise RuntimeError(f"start-up took longer than the {lead_s:.2f} s lead; the schedule would be late")
     for f in plan["flows"]:
         fid = f["flow_id"]
-        senders.append(popen(hosts[f["src"]], f"send-{fid}", traffic + [
-            "send", "--flow", str(apps_dir / f"flow-{fid}.json"), *times,
-            "--out", str(apps_dir / f"send-{fid}.json")]))
+        senders.append(
+            popen(
+                hosts[f["src"]],
+                f"send-{fid}",
+                traffic
+                + [
+                    "send",
+                    "--flow",
+                    str(apps_dir / f"flow-{fid}.json"),
+                    *times,
+                    "--out",
+                    str(apps_dir / f"send-{fid}.json"),
+                ],
+            )
+        )
 
     wait_for_end(plan, emu_proc, sinks, epoch_ns)
     # The end: the emulator (its last sample) and the senders first, then
@@ -599,8 +768,13 @@ def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
         log.close()
     if emu_proc.returncode != 0:
         raise RuntimeError(f"qlab-emu exited with {emu_proc.returncode}")
-    apps = {f["flow_id"]: {"sink": read_json(sinks[f["flow_id"]]),
-                           "send": read_json(apps_dir / f"send-{f['flow_id']}.json")} for f in plan["flows"]}
+    apps = {
+        f["flow_id"]: {
+            "sink": read_json(sinks[f["flow_id"]]),
+            "send": read_json(apps_dir / f"send-{f['flow_id']}.json"),
+        }
+        for f in plan["flows"]
+    }
     (out / "flow_facts.csv").write_text(flow_facts(plan, apps, epoch_ns), encoding="utf-8")
     summary = json.loads((out / "emu-summary.json").read_text())
     valid, reasons, fid_facts = fidelity(summary, d.mtu_bytes)
@@ -609,9 +783,13 @@ def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
     mn_version = (mn.stdout + mn.stderr).strip().splitlines()[-1:] or ["unknown"]
     facts = {
         "end_ns": summary["end_ns"],
-        "versions": {"mininet": mn_version[0], "qlab-emu": summary["version"],
-                     "compiler": summary["compiler"], "kernel": platform.release(),
-                     "python": platform.python_version()},
+        "versions": {
+            "mininet": mn_version[0],
+            "qlab-emu": summary["version"],
+            "compiler": summary["compiler"],
+            "kernel": platform.release(),
+            "python": platform.python_version(),
+        },
         "wall_time_s": round(time.monotonic() - t_wall, 3),
         "valid": valid,
         "invalid_reasons": reasons,
@@ -629,11 +807,15 @@ def main() -> int:
     p.add_argument("plan", nargs="?", type=Path, help="the resolved plan (JSON)")
     p.add_argument("out", nargs="?", type=Path)
     p.add_argument("--emu", type=Path, default=HERE.parent.parent / "build" / "emu" / "qlab-emu")
-    p.add_argument("--rt-priority", type=int, default=50,
-                   help="qlab-emu's SCHED_FIFO priority (0: normal scheduling)")
+    p.add_argument(
+        "--rt-priority", type=int, default=50, help="qlab-emu's SCHED_FIFO priority (0: normal scheduling)"
+    )
     p.add_argument("--tag", help="name prefix of the run's nodes (default: random q + 3 hex digits)")
-    p.add_argument("--watch-launcher", action="store_true",
-                   help="also stop when the launcher (Ansible's worker or ansible-playbook) dies")
+    p.add_argument(
+        "--watch-launcher",
+        action="store_true",
+        help="also stop when the launcher (Ansible's worker or ansible-playbook) dies",
+    )
     p.add_argument("--cleanup", metavar="TAG", help="remove what run TAG left behind")
     p.add_argument("--cleanup-stale", action="store_true", help="clean every run whose owner died")
     p.add_argument("--reap", nargs=4, metavar=("TAG", "PID", "PGID", "PGID_PARENT"), help=argparse.SUPPRESS)

@@ -193,8 +193,15 @@ def udp_sink(spec: dict, end_ns: int, out: str) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     sock.bind(("0.0.0.0", f["dst_port"]))
-    state = {"rx_packets": 0, "rx_bytes": 0, "first_rx_ns": None, "last_rx_ns": None,
-             "delay_sum_ns": 0, "delay_max_ns": None, "final": False}
+    state = {
+        "rx_packets": 0,
+        "rx_bytes": 0,
+        "first_rx_ns": None,
+        "last_rx_ns": None,
+        "delay_sum_ns": 0,
+        "delay_max_ns": None,
+        "final": False,
+    }
     write_json(out + ".listening", {})
     try:
         while True:

@@ -78,8 +78,10 @@ def _ns3_only_tcp(plan: dict[str, Any]) -> list[str]:
     """The plan's TCP options that only the ns3 backend models."""
     out = []
     if plan["tcp"].get("handshake", True) is False:
-        out.append("tcp.handshake: false (connections that start established, as ns-2's one-way "
-                   "TCP) exists only in the ns3 backend: Linux TCP always opens with a handshake")
+        out.append(
+            "tcp.handshake: false (connections that start established, as ns-2's one-way "
+            "TCP) exists only in the ns3 backend: Linux TCP always opens with a handshake"
+        )
     if plan["trace"].get("tcp"):
         out.append("trace.tcp: per-flow TCP state traces exist only in the ns3 backend")
     return out
@@ -87,8 +89,10 @@ def _ns3_only_tcp(plan: dict[str, Any]) -> list[str]:
 
 class MininetBackend(Backend):
     name = "mininet"
-    summary = ("Mininet with Linux hosts and qlab-emu as the bottleneck, launched by Ansible; "
-               "a dumbbell, in real time (root)")
+    summary = (
+        "Mininet with Linux hosts and qlab-emu as the bottleneck, launched by Ansible; "
+        "a dumbbell, in real time (root)"
+    )
     realtime = True
     image = "emu"
     # In the emu image (containers/README.md): root, and the capabilities a
@@ -106,11 +110,24 @@ class MininetBackend(Backend):
     # interface of its run with it. The host's /run/qlab-mn holds the
     # emulation lock (one run at a time per machine, native or not).
     docker_options = (
-        "--user", "0:0",
-        "--cap-add", "NET_ADMIN", "--cap-add", "NET_RAW", "--cap-add", "SYS_ADMIN",
-        "--cap-add", "SYS_NICE", "--cap-add", "IPC_LOCK",
-        "--security-opt", "systempaths=unconfined", "--security-opt", "apparmor=unconfined",
-        "--volume", f"{LOCK_DIR}:{LOCK_DIR}-host",
+        "--user",
+        "0:0",
+        "--cap-add",
+        "NET_ADMIN",
+        "--cap-add",
+        "NET_RAW",
+        "--cap-add",
+        "SYS_ADMIN",
+        "--cap-add",
+        "SYS_NICE",
+        "--cap-add",
+        "IPC_LOCK",
+        "--security-opt",
+        "systempaths=unconfined",
+        "--security-opt",
+        "apparmor=unconfined",
+        "--volume",
+        f"{LOCK_DIR}:{LOCK_DIR}-host",
     )
 
     def unavailable(self) -> str | None:
@@ -118,8 +135,12 @@ class MininetBackend(Backend):
 
         if os.geteuid() != 0:
             return "the mininet backend needs root"
-        if subprocess.run(["/usr/bin/python3", "-c", "import mininet"], capture_output=True,
-                          check=False).returncode != 0:
+        if (
+            subprocess.run(
+                ["/usr/bin/python3", "-c", "import mininet"], capture_output=True, check=False
+            ).returncode
+            != 0
+        ):
             return "Mininet is not installed (scripts/setup.sh installs it)"
         return None
 
@@ -134,29 +155,39 @@ class MininetBackend(Backend):
             return ns3_only
         nodes = {n["id"]: n for n in plan["nodes"]}
         routers = [n["id"] for n in plan["nodes"] if n["kind"] == "router"]
-        between = [(i, lk) for i, lk in enumerate(plan["links"])
-                   if nodes[lk["a"]]["kind"] == "router" and nodes[lk["b"]]["kind"] == "router"]
+        between = [
+            (i, lk)
+            for i, lk in enumerate(plan["links"])
+            if nodes[lk["a"]]["kind"] == "router" and nodes[lk["b"]]["kind"] == "router"
+        ]
         if len(routers) != 2 or len(between) != 1:
-            return [f"links: the mininet backend builds a dumbbell (two routers, one link between them); "
-                    f"this plan has {len(routers)} routers and {len(between)} router links"]
+            return [
+                f"links: the mininet backend builds a dumbbell (two routers, one link between them); "
+                f"this plan has {len(routers)} routers and {len(between)} router links"
+            ]
         out = []
         i, bottleneck = between[0]
         shaped = [n for n, q in bottleneck["queues"].items() if q["kind"] != "lossless"]
         if len(shaped) != 1:
-            return [f"links[{i}].queues: the mininet backend runs one discipline, at one end of the "
-                    f"bottleneck (qlab-emu's forward link); got {len(shaped)}"]
+            return [
+                f"links[{i}].queues: the mininet backend runs one discipline, at one end of the "
+                f"bottleneck (qlab-emu's forward link); got {len(shaped)}"
+            ]
         side = shaped[0]
         for j, lk in enumerate(plan["links"]):
             for n, q in lk["queues"].items():
                 if q["kind"] == "ns3-fifo":
                     out.append(f"links[{j}].queues.{n}.kind: ns3-fifo exists only in the ns3 backend")
                 elif q["kind"] != "lossless" and lk is not bottleneck:
-                    out.append(f"links[{j}].queues.{n}: the mininet backend runs a discipline on the "
-                               "bottleneck only")
+                    out.append(
+                        f"links[{j}].queues.{n}: the mininet backend runs a discipline on the bottleneck only"
+                    )
         delays = sorted({lk["delay_ns"] for lk in plan["links"] if lk is not bottleneck})
         if len(delays) > 1:
-            out.append(f"links: the mininet backend folds the access links' delay into the bottleneck's "
-                       f"(no netem here), so they must all be equal; got {delays[0]} to {delays[-1]} ns")
+            out.append(
+                f"links: the mininet backend folds the access links' delay into the bottleneck's "
+                f"(no netem here), so they must all be equal; got {delays[0]} to {delays[-1]} ns"
+            )
         attached = {}
         for lk in plan["links"]:
             if lk is not bottleneck:
@@ -164,12 +195,16 @@ class MininetBackend(Backend):
                 attached[host] = router
         for j, f in enumerate(plan["flows"]):
             if attached.get(f["src"]) != side:
-                out.append(f"flows[{j}].src: the mininet backend sends data through the discipline "
-                           f"(from hosts at {side}); {f['src']} is at {attached.get(f['src'])}")
+                out.append(
+                    f"flows[{j}].src: the mininet backend sends data through the discipline "
+                    f"(from hosts at {side}); {f['src']} is at {attached.get(f['src'])}"
+                )
                 break
             if attached.get(f["dst"]) == side:
-                out.append(f"flows[{j}].dst: the mininet backend sends data through the discipline "
-                           f"(to hosts across the bottleneck from {side}); {f['dst']} is at {side}")
+                out.append(
+                    f"flows[{j}].dst: the mininet backend sends data through the discipline "
+                    f"(to hosts across the bottleneck from {side}); {f['dst']} is at {side}"
+                )
                 break
         if len(plan["flows"]) > MAX_FLOWS:
             out.append(f"flows: at most {MAX_FLOWS} flows in emulation, got {len(plan['flows'])}")
@@ -191,9 +226,14 @@ class MininetBackend(Backend):
         if os.environ.get("QLAB_EMU"):  # a qlab-emu already built (the emu image's)
             extra["qlab_emu"] = os.environ["QLAB_EMU"]
         cmd = [str(_ansible_playbook()), "-i", str(INVENTORY), str(PLAYBOOK), "-e", json.dumps(extra)]
-        env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_RETRY_FILES_ENABLED="0",
-                   ANSIBLE_LOCALHOST_WARNING="0", ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
-                   ANSIBLE_CONFIG=str(paths.ROOT / "playbooks" / "ansible.cfg"))
+        env = dict(
+            os.environ,
+            ANSIBLE_NOCOLOR="1",
+            ANSIBLE_RETRY_FILES_ENABLED="0",
+            ANSIBLE_LOCALHOST_WARNING="0",
+            ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
+            ANSIBLE_CONFIG=str(paths.ROOT / "playbooks" / "ansible.cfg"),
+        )
         t0 = time.monotonic()
         with open(log, "ab") if log else open(os.devnull, "wb") as out:
             # Ansible's workers make themselves session leaders, so killing
@@ -201,8 +241,14 @@ class MininetBackend(Backend):
             # gets SIGTERM when this process dies (PR_SET_PDEATHSIG) and then
             # terminates its workers' groups (the run helper among them); the
             # helper's reaper removes the network.
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT,
-                                    preexec_fn=_die_with_parent)
+            proc = subprocess.Popen(
+                cmd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=paths.ROOT,
+                preexec_fn=_die_with_parent,
+            )
 
             def interrupt(_sig: int, _frame: object) -> None:
                 raise _Interrupted()
@@ -218,8 +264,10 @@ class MininetBackend(Backend):
                     signal.signal(s, h)
         if rc != 0:
             tail = log.read_text(errors="replace").strip().splitlines()[-15:] if log else []
-            raise BackendError(f"ansible-playbook failed on {job_file} (exit {rc})"
-                               + (":\n  " + "\n  ".join(tail) if tail else ""))
+            raise BackendError(
+                f"ansible-playbook failed on {job_file} (exit {rc})"
+                + (":\n  " + "\n  ".join(tail) if tail else "")
+            )
         try:
             facts = json.loads((workdir / "runner.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
@@ -234,6 +282,7 @@ class MininetBackend(Backend):
     def _kill_tree(proc: subprocess.Popen) -> None:
         """SIGTERM ansible-playbook and every descendant (the run helper cleans
         up on SIGTERM), then SIGKILL what is left; only processes this run started."""
+
         def descendants(root: int) -> list[int]:
             children: dict[int, list[int]] = {}
             for d in Path("/proc").iterdir():

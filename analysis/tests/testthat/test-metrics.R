@@ -28,17 +28,19 @@ every_kind_of_run <- function() {
                       bytes_delivered = 1e6, start_s = 0, end_s = c(2, NA, 4, 4), sim_end_s = 8,
                       tx_packets = c(NA, NA, 100, 100), rx_packets = c(NA, NA, 90, 100),
                       lost_packets = c(NA, NA, 10, 0), delay_mean_s = c(NA, NA, 0.01, 0.02),
-                      delay_max_s = c(NA, NA, 0.05, 0.03))
+                      delay_max_s = c(NA, NA, 0.05, 0.03), bytes_goal = 1e6, seg_bytes = 1000L)
   keys <- tibble::tibble(scenario = "test/s", backend = "ns3", series = "w", point = "p", seed = 1L)
   list(
     flows = flows,
     runs = dplyr::mutate(keys, valid = TRUE),
     sweep_vars = character(),
-    scenario = list(series = list(w = list(params = list(classes = 2, weights_bytes = "1:1")))),
+    scenario = list(series = list(w = list(params = list(classes = 2, weights_bytes = "1:1"))),
+                    topology = list(bottleneck_rate_bps = 1e7)),
     queues = dplyr::bind_cols(keys, tibble::tibble(time_s = 1, queue = c("hop1:r0", "hop2:r1"), band = 0L,
                                                    backlog_pkts = c(3, 5))),
-    packets = dplyr::bind_cols(keys, tibble::tibble(time_s = 1, queue = c("hop1:r0", "hop2:r1"), event = "deq",
-                                                    band = 0L, sojourn_s = c(0.01, 0.02)))
+    packets = dplyr::bind_cols(keys, tibble::tibble(time_s = 1, queue = c("hop1:r0", "hop2:r1", "hop2:r1"),
+                                                    event = c("deq", "deq", "drop"), band = 0L,
+                                                    sojourn_s = c(0.01, 0.02, NA), reason = c(NA, NA, "overflow")))
   )
 }
 
@@ -87,8 +89,16 @@ test_that("every metric the paper specs and claims files name is registered", {
     spec <- read_paper_spec(file.path("..", ".."), paper) # stops on an unregistered metric
     claims <- read_claims(file.path("..", "..", "claims", paste0(paper, ".yaml")))
     named <- c(unlist(purrr::map(figure_items(spec), function(item) {
-      if (item$kind == "tasks_over_time") character() else purrr::map_chr(item_selectors(item), "metric")
+      if (item$kind %in% kinds_without_metrics) character() else purrr::map_chr(item_selectors(item), "metric")
     })), unlist(purrr::map(claims, "metric")))
     expect_true(all(named %in% metric_registry$name), label = paper)
   }
+})
+
+test_that("a backend whose every run failed its fidelity checks gives no metrics, not an error", {
+  results <- every_kind_of_run()
+  results$runs$valid <- FALSE
+  metrics <- expect_warning(compute_run_metrics(results), "failed the backend's fidelity checks")
+  expect_equal(nrow(metrics), 0)
+  expect_true(all(c("metric", metric_key_columns, "value", "series", "seed") %in% names(metrics)))
 })
