@@ -15,7 +15,12 @@ come from the backend registry (``Backend.image``, ``docker_options``,
 
 No registry is needed: the base image is a debootstrap of Debian 12, imported
 (containers/base/mkrootfs.sh). Standard library and qlab only: `run-job`
-imports :func:`current_image` in every job.
+imports :func:`current_image` in every job. Docker is driven through its CLI,
+not the PyPI `docker` package: every call here is a build, inspect, save or
+rmi whose output the CLI already formats and streams to the log, the CLI is
+what a user types to check an image by hand, and the package would add a
+dependency to every job's interpreter and a client whose API version must
+match the daemon's.
 """
 
 from __future__ import annotations
@@ -39,9 +44,9 @@ REPO = "qlab"
 @dataclass(frozen=True)
 class Image:
     name: str
-    recipe: str                      # Dockerfile, or the base's build script
-    base: str | None = "base"        # the qlab image it is built FROM
-    files: tuple[str, ...] = ()      # globs (repo-relative) copied into the context
+    recipe: str  # Dockerfile, or the base's build script
+    base: str | None = "base"  # the qlab image it is built FROM
+    files: tuple[str, ...] = ()  # globs (repo-relative) copied into the context
     recipe_files: tuple[str, ...] = field(default=())  # more recipe inputs (base)
 
 
@@ -54,12 +59,22 @@ CONTEXT_LINE = "# qlab-context:"
 def _discover() -> dict[str, Image]:
     """The base (a debootstrap, not a Dockerfile) and every
     containers/<name>/Dockerfile, FROM the base."""
-    images = {"base": Image("base", "containers/base/mkrootfs.sh", base=None,
-                            recipe_files=("containers/base/apt.conf", "containers/base/dpkg.cfg"))}
+    images = {
+        "base": Image(
+            "base",
+            "containers/base/mkrootfs.sh",
+            base=None,
+            recipe_files=("containers/base/apt.conf", "containers/base/dpkg.cfg"),
+        )
+    }
     for dockerfile in sorted((paths.ROOT / "containers").glob("*/Dockerfile")):
         name = dockerfile.parent.name
-        files = tuple(glob for line in dockerfile.read_text(encoding="utf-8").splitlines()
-                      if line.startswith(CONTEXT_LINE) for glob in line[len(CONTEXT_LINE):].split())
+        files = tuple(
+            glob
+            for line in dockerfile.read_text(encoding="utf-8").splitlines()
+            if line.startswith(CONTEXT_LINE)
+            for glob in line[len(CONTEXT_LINE) :].split()
+        )
         images[name] = Image(name, str(dockerfile.relative_to(paths.ROOT)), files=files)
     return images
 
@@ -170,16 +185,18 @@ def inputs_sha256(name: str, base_tag: str | None, build_args: dict[str, str]) -
     return h.hexdigest()
 
 
-def _docker(*args: str, check: bool = True, capture: bool = True,
-            stdin: bytes | None = None, **kw: Any) -> subprocess.CompletedProcess:
+def _docker(
+    *args: str, check: bool = True, capture: bool = True, stdin: bytes | None = None, **kw: Any
+) -> subprocess.CompletedProcess:
     try:
         proc = subprocess.run(["docker", *args], capture_output=capture, input=stdin, check=False, **kw)
     except FileNotFoundError:
         raise ImageError("docker is not installed (the docker runtime needs a Docker engine)") from None
     if check and proc.returncode != 0:
         err = (proc.stderr or b"").decode("utf-8", "replace").strip().splitlines()
-        raise ImageError(f"docker {args[0]} failed (exit {proc.returncode}): "
-                         + (err[-1] if err else "no message"))
+        raise ImageError(
+            f"docker {args[0]} failed (exit {proc.returncode}): " + (err[-1] if err else "no message")
+        )
     return proc
 
 
@@ -192,8 +209,9 @@ def inspect(ref: str) -> dict[str, Any] | None:
 
 def _git_commit() -> str:
     def git(*args: str) -> str:
-        out = subprocess.run(["git", "-C", str(paths.ROOT), *args], capture_output=True, text=True,
-                             check=False)
+        out = subprocess.run(
+            ["git", "-C", str(paths.ROOT), *args], capture_output=True, text=True, check=False
+        )
         return out.stdout.strip() if out.returncode == 0 else ""
 
     head = git("rev-parse", "HEAD") or "unknown"
@@ -265,8 +283,18 @@ fi
 
 def manifest(tag: str) -> dict[str, dict[str, str]]:
     """Debian, Python and R package versions inside an image."""
-    proc = _docker("run", "--rm", "-i", "--network", "none", "--entrypoint", "/bin/sh", tag, "-s",
-                   stdin=MANIFEST_SCRIPT.encode())
+    proc = _docker(
+        "run",
+        "--rm",
+        "-i",
+        "--network",
+        "none",
+        "--entrypoint",
+        "/bin/sh",
+        tag,
+        "-s",
+        stdin=MANIFEST_SCRIPT.encode(),
+    )
     out: dict[str, dict[str, str]] = {"debian": {}, "python": {}, "r": {}}
     section = None
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
@@ -299,14 +327,16 @@ def build(name: str, quarto_deb: Path | None = None, log=None) -> dict[str, Any]
         print(f"images: building {tag}", file=log, flush=True)
         if img.base is None:
             change = [a for k, v in labels.items() for a in ("--change", f"LABEL {k}={v}")]
-            proc = subprocess.run([str(paths.ROOT / img.recipe), tag, *change], stdout=log, stderr=log,
-                                  check=False)
+            proc = subprocess.run(
+                [str(paths.ROOT / img.recipe), tag, *change], stdout=log, stderr=log, check=False
+            )
         else:
             ctx = _stage_context(name, quarto_deb)
             cmd = ["build", "--force-rm", "--tag", tag, "--build-arg", f"BASE={base_tag}"]
             cmd += [a for k, v in labels.items() for a in ("--label", f"{k}={v}")]
-            cmd += [a for k, v in args.items() if k != "QUARTO_DEB_SHA256"
-                    for a in ("--build-arg", f"{k}={v}")]
+            cmd += [
+                a for k, v in args.items() if k != "QUARTO_DEB_SHA256" for a in ("--build-arg", f"{k}={v}")
+            ]
             recipe = (ctx / "Dockerfile").read_text(encoding="utf-8")
             if "ARG PIP_EXTRA_CA" in recipe and (ca := _extra_ca()):
                 cmd += ["--build-arg", f"PIP_EXTRA_CA={ca}"]
@@ -368,8 +398,11 @@ def current_image() -> dict[str, Any] | None:
     name = os.environ.get("QLAB_IMAGE")
     if not name:
         return None
-    out: dict[str, Any] = {"name": name, "tag": os.environ.get("QLAB_IMAGE_TAG"),
-                           "id": os.environ.get("QLAB_IMAGE_ID")}
+    out: dict[str, Any] = {
+        "name": name,
+        "tag": os.environ.get("QLAB_IMAGE_TAG"),
+        "id": os.environ.get("QLAB_IMAGE_ID"),
+    }
     stamp = _read_json(Path(os.environ.get("QLAB_IMAGE_STAMP", stamp_path(name))))
     if stamp.get("id") == out["id"]:
         out["manifest_sha256"] = stamp.get("manifest_sha256")
@@ -426,9 +459,11 @@ def prune() -> list[str]:
     another checkout may use them."""
     current = {f"{REPO}/{n}": d.get("tag") for n, d in stamps().items()}
     out = _docker("images", "--format", "{{.Repository}}:{{.Tag}}", f"{REPO}/*").stdout.decode()
-    old = sorted(t for t in out.split()
-                 if t.split(":")[0] in current and t != current[t.split(":")[0]]
-                 and not t.endswith(":<none>"))
+    old = sorted(
+        t
+        for t in out.split()
+        if t.split(":")[0] in current and t != current[t.split(":")[0]] and not t.endswith(":<none>")
+    )
     if old:
         _docker("rmi", *old)
     return old

@@ -43,10 +43,12 @@ def docker_reachable() -> bool:
 
 with_docker = pytest.mark.skipif(
     os.environ.get("QLAB_TEST_DOCKER") != "1" or not docker_reachable(),
-    reason="needs a Docker engine and QLAB_TEST_DOCKER=1 (tests/test_docker.sh)")
+    reason="needs a Docker engine and QLAB_TEST_DOCKER=1 (tests/test_docker.sh)",
+)
 
 
 # --- no engine needed --------------------------------------------------------
+
 
 @pytest.fixture
 def fake_root(tmp_path, monkeypatch):
@@ -56,8 +58,9 @@ def fake_root(tmp_path, monkeypatch):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.c").write_text("int a;\n")
     monkeypatch.setattr(paths, "ROOT", tmp_path)
-    monkeypatch.setitem(containers.IMAGES, "toy",
-                        containers.Image("toy", "containers/toy/Dockerfile", files=("src/*.c",)))
+    monkeypatch.setitem(
+        containers.IMAGES, "toy", containers.Image("toy", "containers/toy/Dockerfile", files=("src/*.c",))
+    )
     return tmp_path
 
 
@@ -90,24 +93,44 @@ def test_current_image_comes_from_the_environment_and_its_stamp(tmp_path, monkey
     assert containers.current_image() is None
     stamp = tmp_path / "ns3.json"
     manifest = {"debian": {"libns3-dev": "3.37-2"}, "python": {}, "r": {}}
-    stamp.write_text(json.dumps({"name": "ns3", "tag": "qlab/ns3:abc", "id": "sha256:1",
-                                 "manifest_sha256": "m", "manifest": manifest}))
+    stamp.write_text(
+        json.dumps(
+            {
+                "name": "ns3",
+                "tag": "qlab/ns3:abc",
+                "id": "sha256:1",
+                "manifest_sha256": "m",
+                "manifest": manifest,
+            }
+        )
+    )
     monkeypatch.setenv("QLAB_IMAGE", "ns3")
     monkeypatch.setenv("QLAB_IMAGE_TAG", "qlab/ns3:abc")
     monkeypatch.setenv("QLAB_IMAGE_ID", "sha256:1")
     monkeypatch.setenv("QLAB_IMAGE_STAMP", str(stamp))
-    assert containers.current_image() == {"name": "ns3", "tag": "qlab/ns3:abc", "id": "sha256:1",
-                                          "manifest_sha256": "m", "manifest": manifest}
+    assert containers.current_image() == {
+        "name": "ns3",
+        "tag": "qlab/ns3:abc",
+        "id": "sha256:1",
+        "manifest_sha256": "m",
+        "manifest": manifest,
+    }
     # a stamp of another image (rebuilt since the job started) is not claimed
     monkeypatch.setenv("QLAB_IMAGE_ID", "sha256:2")
     assert "manifest" not in containers.current_image()
 
 
 def test_provenance_lists_versions_that_changed():
-    old = {"packages": {"libns3-dev": "3.37-1", "pandoc": "2.17"}, "python_packages": {"snakemake": "9"},
-           "images": [{"name": "ns3", "id": "sha256:1", "manifest": {"debian": {"gcc": "12.1"}}}]}
-    new = {"packages": {"libns3-dev": "3.37-2", "pandoc": "2.17"}, "python_packages": {"snakemake": "9"},
-           "images": [{"name": "ns3", "id": "sha256:2", "manifest": {"debian": {"gcc": "12.2"}}}]}
+    old = {
+        "packages": {"libns3-dev": "3.37-1", "pandoc": "2.17"},
+        "python_packages": {"snakemake": "9"},
+        "images": [{"name": "ns3", "id": "sha256:1", "manifest": {"debian": {"gcc": "12.1"}}}],
+    }
+    new = {
+        "packages": {"libns3-dev": "3.37-2", "pandoc": "2.17"},
+        "python_packages": {"snakemake": "9"},
+        "images": [{"name": "ns3", "id": "sha256:2", "manifest": {"debian": {"gcc": "12.2"}}}],
+    }
     assert provenance.changes(old, old) == []
     assert provenance.changes(old, new) == [
         "debian libns3-dev: 3.37-1 -> 3.37-2",
@@ -131,11 +154,23 @@ def test_a_rerun_of_provenance_warns_when_versions_changed(tmp_path, capsys):
     assert "versions differ from the previous report's" in capsys.readouterr().err
 
 
-def dry_run(tmp_path: Path, *extra: str, scenario: str = "scenarios/ncq-conf/flows.yaml",
-            config: tuple[str, ...] = ()) -> str:
-    cmd = [str(SNAKEMAKE), *extra, "--dry-run", "--nolock", "--cores", "2", "--config", "profile=test",
-           f"results={tmp_path / 'results'}", f"site={tmp_path / 'site'}",
-           f"scenarios={json.dumps([scenario])}", *config]
+def dry_run(
+    tmp_path: Path, *extra: str, scenario: str = "scenarios/ncq-conf/flows.yaml", config: tuple[str, ...] = ()
+) -> str:
+    cmd = [
+        str(SNAKEMAKE),
+        *extra,
+        "--dry-run",
+        "--nolock",
+        "--cores",
+        "2",
+        "--config",
+        "profile=test",
+        f"results={tmp_path / 'results'}",
+        f"site={tmp_path / 'site'}",
+        f"scenarios={json.dumps([scenario])}",
+        *config,
+    ]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout + proc.stderr
@@ -169,8 +204,12 @@ def test_docker_profile_runs_jobs_in_their_images(tmp_path):
 def test_each_backends_jobs_run_in_the_backends_image(tmp_path):
     """simulate and collect of each backend in its image (Backend.image),
     the real-time backend's with the whole machine; the images come first."""
-    out = dry_run(tmp_path, *DOCKER_PROFILE, scenario="scenarios/ncq-conf/emu.yaml",
-                  config=('backends=["ns3", "mininet"]',))
+    out = dry_run(
+        tmp_path,
+        *DOCKER_PROFILE,
+        scenario="scenarios/ncq-conf/emu.yaml",
+        config=('backends=["ns3", "mininet"]',),
+    )
     by_rule = jobs_by_rule(out)
     assert len(by_rule["simulate"]) == 4 and len(by_rule["collect"]) == 2
     for rule in ("simulate", "collect"):
@@ -185,8 +224,19 @@ def test_each_backends_jobs_run_in_the_backends_image(tmp_path):
 
 def test_the_images_rule_builds_what_the_backends_need(tmp_path):
     def images(chosen: str) -> set[str]:
-        cmd = [str(SNAKEMAKE), *DOCKER_PROFILE, "--dry-run", "--nolock", "--cores", "2",
-               "--config", f"backends={chosen}", "--forceall", "--", "images"]
+        cmd = [
+            str(SNAKEMAKE),
+            *DOCKER_PROFILE,
+            "--dry-run",
+            "--nolock",
+            "--cores",
+            "2",
+            "--config",
+            f"backends={chosen}",
+            "--forceall",
+            "--",
+            "images",
+        ]
         proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         return set(re.findall(r"output: build/images/(\w+)\.json", proc.stdout))
@@ -243,7 +293,7 @@ def test_every_backend_image_has_a_shell():
     for name in containers.docker_backends():
         shell = REPO / containers.shell(containers.backend_image(name))
         assert os.access(shell, os.X_OK), shell
-        assert f"in-image\" {containers.backend_image(name)} " in shell.read_text()
+        assert f'in-image" {containers.backend_image(name)} ' in shell.read_text()
 
 
 def _fake_in_image(tmp_path: Path, run: dict) -> list[str]:
@@ -253,22 +303,30 @@ def _fake_in_image(tmp_path: Path, run: dict) -> list[str]:
     (root / "scripts").mkdir(parents=True)
     shutil.copy(REPO / "scripts" / "in-image", root / "scripts" / "in-image")
     (root / "build" / "images").mkdir(parents=True)
-    (root / "build" / "images" / "toy.json").write_text(json.dumps(
-        {"name": "toy", "tag": "qlab/toy:1", "id": "sha256:toy", "run": run}, indent=1))
+    (root / "build" / "images" / "toy.json").write_text(
+        json.dumps({"name": "toy", "tag": "qlab/toy:1", "id": "sha256:toy", "run": run}, indent=1)
+    )
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "docker").write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
     (bin_dir / "docker").chmod(0o755)
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", QLAB_IMAGE_MOUNTS="")
-    proc = subprocess.run([str(root / "scripts" / "in-image"), "toy", "true"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(root / "scripts" / "in-image"), "toy", "true"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.splitlines()
 
 
 def test_in_image_gives_a_job_its_backends_options_after_its_own(tmp_path):
-    argv = _fake_in_image(tmp_path, {"options": ["--user", "0:0", "--cap-add", "NET_ADMIN"],
-                                     "realtime": False})
+    argv = _fake_in_image(
+        tmp_path, {"options": ["--user", "0:0", "--cap-add", "NET_ADMIN"], "realtime": False}
+    )
     assert argv[:5] == ["run", "--rm", "--init", "--network", "none"]
     user = argv.index("-u")
     assert argv[user + 1] == f"{os.getuid()}:{os.getgid()}"
@@ -281,8 +339,10 @@ def test_in_image_gives_a_job_its_backends_options_after_its_own(tmp_path):
     assert "--user" not in plain and "--cap-add" not in plain
 
 
-@pytest.mark.skipif(not Path("/sys/fs/cgroup/cpu/cpu.rt_runtime_us").exists() or os.geteuid() != 0,
-                    reason="needs root and a kernel with real-time group scheduling (cgroup v1)")
+@pytest.mark.skipif(
+    not Path("/sys/fs/cgroup/cpu/cpu.rt_runtime_us").exists() or os.geteuid() != 0,
+    reason="needs root and a kernel with real-time group scheduling (cgroup v1)",
+)
 def test_in_image_gives_real_time_jobs_a_budget_where_the_kernel_groups_it(tmp_path):
     argv = _fake_in_image(tmp_path, {"options": [], "realtime": True})
     budget = argv[argv.index("--cpu-rt-runtime") + 1]
@@ -298,14 +358,17 @@ def test_native_profile_runs_nothing_in_images(tmp_path):
 
 # --- with a Docker engine ----------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def images():
     """base and ns3 built by the workflow's rules (a no-op when their tags exist)."""
     cmd = [str(SNAKEMAKE), *DOCKER_PROFILE, "--cores", "2", "--quiet", "rules", "--", "build/images/ns3.json"]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
-        logs = "\n".join(f"== {p}\n" + p.read_text(errors="replace")[-2000:]
-                         for p in (REPO / "logs" / "images").glob("[bn]*.log"))
+        logs = "\n".join(
+            f"== {p}\n" + p.read_text(errors="replace")[-2000:]
+            for p in (REPO / "logs" / "images").glob("[bn]*.log")
+        )
         pytest.fail(f"image build failed:\n{proc.stderr[-2000:]}\n{logs}")
     return {n: json.loads(containers.stamp_path(n).read_text()) for n in ("base", "ns3")}
 
@@ -321,15 +384,26 @@ def test_images_are_tagged_labelled_and_have_manifests(images):
     assert len(labels["org.opencontainers.image.revision"]) >= 40
     man = ns3["manifest"]
     assert man["debian"]["libns3-dev"].startswith("3.37")
-    pins = dict(line.split("==") for line in (REPO / "requirements.txt").read_text().splitlines()
-                if "==" in line and not line.startswith("#"))
+    pins = dict(
+        line.split("==")
+        for line in (REPO / "requirements.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )
     assert {k: man["python"].get(k) for k in pins} == pins
-    user = subprocess.run(["docker", "image", "inspect", "-f", "{{.Config.User}}", ns3["id"]],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    user = subprocess.run(
+        ["docker", "image", "inspect", "-f", "{{.Config.User}}", ns3["id"]],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert user == "qlab"
     # a proxy's CA certificate given to the pip step stays out of the image
-    history = subprocess.run(["docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", ns3["id"]],
-                             capture_output=True, text=True, check=True).stdout
+    history = subprocess.run(
+        ["docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", ns3["id"]],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "COPY --from=venv" in history or "COPY dir:" in history
     assert "PIP_EXTRA_CA=" not in history and "BEGIN CERTIFICATE" not in history
 
@@ -338,8 +412,13 @@ def test_images_are_tagged_labelled_and_have_manifests(images):
 def test_an_unchanged_image_is_not_rebuilt(images):
     stamps = [containers.stamp_path(n) for n in ("base", "ns3")]
     before = [p.stat().st_mtime_ns for p in stamps]
-    proc = subprocess.run([sys.executable, "-m", "qlab", "images", "build", "ns3"], cwd=REPO,
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qlab", "images", "build", "ns3"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert proc.stderr.count("exists, not rebuilt") == 2 and "building" not in proc.stderr
     assert json.loads(stamps[1].read_text())["id"] == images["ns3"]["id"]
     # the stamps did not change, so the workflow has nothing to do
@@ -353,17 +432,37 @@ def test_an_unchanged_image_is_not_rebuilt(images):
 @needs(paths.NS3_RUNNER)
 def test_a_job_in_the_image_gives_the_native_traces(images, tmp_path):
     results = tmp_path / "results"
-    subprocess.run([sys.executable, "-m", "qlab", "expand", "scenarios/ncq-conf/flows.yaml",
-                    "--profile", "test", "--results", str(results)], cwd=REPO, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qlab",
+            "expand",
+            "scenarios/ncq-conf/flows.yaml",
+            "--profile",
+            "test",
+            "--backend",
+            "ns3",
+            "--results",
+            str(results),
+        ],
+        cwd=REPO,
+        check=True,
+    )
     jobs = sorted((results / "jobs").rglob("ncq_*/seed-1.json"))
     assert jobs
     job = jobs[0]
     native, boxed = tmp_path / "native", tmp_path / "docker"
-    subprocess.run([sys.executable, "-m", "qlab", "run-job", str(job), "--out", str(native)],
-                   cwd=REPO, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "qlab", "run-job", str(job), "--out", str(native)], cwd=REPO, check=True
+    )
     env = dict(os.environ, QLAB_IMAGE_MOUNTS=str(tmp_path))
-    subprocess.run(["scripts/in-image", "ns3", "python3", "-m", "qlab", "run-job", str(job),
-                    "--out", str(boxed)], cwd=REPO, check=True, env=env)
+    subprocess.run(
+        ["scripts/in-image", "ns3", "python3", "-m", "qlab", "run-job", str(job), "--out", str(boxed)],
+        cwd=REPO,
+        check=True,
+        env=env,
+    )
     for table in ("flows.csv.gz", "queues.csv.gz"):
         assert (boxed / table).read_bytes() == (native / table).read_bytes(), table
     run = json.loads((boxed / "run.json").read_text())
@@ -380,17 +479,36 @@ def test_the_simulate_rule_runs_in_the_image(images, tmp_path):
     """The workflow's own simulate job under the docker profile, against native."""
     results = tmp_path / "results"
     target = results / "ncq-conf/flows/ns3/droptail_flows-50/seed-2/run.json"
-    common = ["--cores", "2", "--quiet", "rules", "--config", "profile=test", f"results={results}",
-              f"site={tmp_path / 'site'}", f"scenarios={json.dumps(['scenarios/ncq-conf/flows.yaml'])}"]
-    proc = subprocess.run([str(SNAKEMAKE), *DOCKER_PROFILE, *common, "--", str(target)], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    common = [
+        "--cores",
+        "2",
+        "--quiet",
+        "rules",
+        "--config",
+        "profile=test",
+        f"results={results}",
+        f"site={tmp_path / 'site'}",
+        f"scenarios={json.dumps(['scenarios/ncq-conf/flows.yaml'])}",
+    ]
+    proc = subprocess.run(
+        [str(SNAKEMAKE), *DOCKER_PROFILE, *common, "--", str(target)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(target.read_text())["image"]["id"] == images["ns3"]["id"]
     boxed = tmp_path / "boxed"
     shutil.copytree(target.parent, boxed)
     target.unlink()
-    proc = subprocess.run([str(SNAKEMAKE), "--workflow-profile", "workflows/profiles/local", *common,
-                           "--", str(target)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(SNAKEMAKE), "--workflow-profile", "workflows/profiles/local", *common, "--", str(target)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "image" not in json.loads(target.read_text())
     for table in ("flows.csv.gz", "queues.csv.gz"):
@@ -400,15 +518,23 @@ def test_the_simulate_rule_runs_in_the_image(images, tmp_path):
 @with_docker
 def test_export_images_writes_a_loadable_tarball(images, tmp_path):
     out = tmp_path / "images.tar"
-    proc = subprocess.run([sys.executable, "-m", "qlab", "export-images", "base", "ns3", "--out", str(out)],
-                          cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qlab", "export-images", "base", "ns3", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     with tarfile.open(out) as tar:
         index = json.load(tar.extractfile("manifest.json"))
     tags = {t for entry in index for t in entry.get("RepoTags") or []}
     assert tags == {images["base"]["tag"], images["ns3"]["tag"]}
-    bad = subprocess.run([sys.executable, "-m", "qlab", "export-images", "nosuch", "--out", str(out)],
-                         cwd=REPO, capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "qlab", "export-images", "nosuch", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and "no stamp for nosuch" in bad.stderr
 
 
@@ -425,12 +551,24 @@ TIMING_ATTEMPTS = 3
 @pytest.fixture(scope="module")
 def emu_image():
     """The mininet backend's image built by the workflow's rules (a no-op when built)."""
-    cmd = [str(SNAKEMAKE), *DOCKER_PROFILE, "--cores", "2", "--quiet", "rules",
-           "--config", f"backends={json.dumps([MININET])}", "--", f"build/images/{EMU_IMAGE}.json"]
+    cmd = [
+        str(SNAKEMAKE),
+        *DOCKER_PROFILE,
+        "--cores",
+        "2",
+        "--quiet",
+        "rules",
+        "--config",
+        f"backends={json.dumps([MININET])}",
+        "--",
+        f"build/images/{EMU_IMAGE}.json",
+    ]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
-        logs = "\n".join(f"== {p}\n" + p.read_text(errors="replace")[-2000:]
-                         for p in (REPO / "logs" / "images").glob("*.log"))
+        logs = "\n".join(
+            f"== {p}\n" + p.read_text(errors="replace")[-2000:]
+            for p in (REPO / "logs" / "images").glob("*.log")
+        )
         pytest.fail(f"image build failed:\n{proc.stderr[-2000:]}\n{logs}")
     return json.loads(containers.stamp_path(EMU_IMAGE).read_text())
 
@@ -441,29 +579,68 @@ def test_the_emu_image_has_mininet_qlab_emu_and_qlabs_environment(emu_image):
     man = emu_image["manifest"]
     for pkg in ("mininet", "iproute2", "ethtool", "bridge-utils", "iputils-ping", "procps", "make", "gcc"):
         assert pkg in man["debian"], pkg
-    pins = dict(line.split("==") for line in (REPO / "requirements.txt").read_text().splitlines()
-                if "==" in line and not line.startswith("#"))
+    pins = dict(
+        line.split("==")
+        for line in (REPO / "requirements.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )
     assert {k: man["python"].get(k) for k in pins} == pins
     assert emu_image["run"] == containers.run_settings(EMU_IMAGE)
     # qlab-emu built in, Mininet importable by Debian's Python, the lock the host's
-    proc = subprocess.run(["docker", "run", "--rm", "--network", "none", emu_image["id"], "sh", "-c",
-                           'echo "$QLAB_EMU"; qlab-emu --list | grep -x ncq; '
-                           '/usr/bin/python3 -c "import mininet.net"; readlink /run/qlab-mn/run.lock; '
-                           "command -v ansible-playbook"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            emu_image["id"],
+            "sh",
+            "-c",
+            'echo "$QLAB_EMU"; qlab-emu --list | grep -x ncq; '
+            '/usr/bin/python3 -c "import mininet.net"; readlink /run/qlab-mn/run.lock; '
+            "command -v ansible-playbook",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["/opt/qlab/bin/qlab-emu", "ncq", "/run/qlab-mn-host/run.lock",
-                                   "/opt/venv/bin/ansible-playbook"]
-    history = subprocess.run(["docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}",
-                              emu_image["id"]], capture_output=True, text=True, check=True).stdout
+    assert proc.stdout.split() == [
+        "/opt/qlab/bin/qlab-emu",
+        "ncq",
+        "/run/qlab-mn-host/run.lock",
+        "/opt/venv/bin/ansible-playbook",
+    ]
+    history = subprocess.run(
+        ["docker", "history", "--no-trunc", "--format", "{{.CreatedBy}}", emu_image["id"]],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "PIP_EXTRA_CA=" not in history and "BEGIN CERTIFICATE" not in history
 
 
 def _emu_plan(tmp_path: Path, series: str = "ncq") -> Path:
     results = tmp_path / "plans"
-    subprocess.run([sys.executable, "-m", "qlab", "expand", "scenarios/ncq-conf/emu.yaml",
-                    "--profile", "test", "--backend", MININET, "--results", str(results)],
-                   cwd=REPO, check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "qlab",
+            "expand",
+            "scenarios/ncq-conf/emu.yaml",
+            "--profile",
+            "test",
+            "--backend",
+            MININET,
+            "--results",
+            str(results),
+        ],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
     plans = sorted((results / "jobs").rglob(f"{series}_*/seed-1.json"))
     assert plans
     return plans[0]
@@ -520,16 +697,36 @@ def test_a_killed_emu_container_leaves_nothing_on_the_host(emu_image, tmp_path):
     plan.write_text(json.dumps(doc))
     links_before = _host_links()
     env = dict(os.environ, QLAB_IMAGE_MOUNTS=str(tmp_path))
-    proc = subprocess.Popen(["scripts/in-image", EMU_IMAGE, "python3", "-m", "qlab", "run-job", str(plan),
-                             "--out", str(tmp_path / "out"), "--log", str(tmp_path / "log")],
-                            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            "scripts/in-image",
+            EMU_IMAGE,
+            "python3",
+            "-m",
+            "qlab",
+            "run-job",
+            str(plan),
+            "--out",
+            str(tmp_path / "out"),
+            "--log",
+            str(tmp_path / "log"),
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     cid, tag, emu_pids = None, None, []
     deadline = time.monotonic() + 120
     try:
         while time.monotonic() < deadline and not emu_pids:
             assert proc.poll() is None, "the run ended before it could be killed"
-            ps = subprocess.run(["docker", "ps", "--no-trunc", "--format", "{{.ID}} {{.Command}}"],
-                                capture_output=True, text=True, check=True).stdout
+            ps = subprocess.run(
+                ["docker", "ps", "--no-trunc", "--format", "{{.ID}} {{.Command}}"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             cid = next((line.split()[0] for line in ps.splitlines() if str(plan) in line), None)
             if cid:
                 emu_pids = [p for p in _container_pids(cid) if _exe(p).endswith("/qlab-emu")]
@@ -569,25 +766,42 @@ def test_a_mininet_job_runs_in_the_emu_image_through_the_workflow(emu_image, tmp
     traces pass `qlab check-traces`, run.json names the image."""
     results = tmp_path / "results"
     target = results / "ncq-conf/emu" / MININET / "ncq_flows-10/seed-1/run.json"
-    cmd = [str(SNAKEMAKE), *DOCKER_PROFILE, "--cores", "2", "--quiet", "rules", "--config", "profile=test",
-           f"results={results}", f"site={tmp_path / 'site'}",
-           f"scenarios={json.dumps(['scenarios/ncq-conf/emu.yaml'])}", f"backends={json.dumps([MININET])}"]
+    cmd = [
+        str(SNAKEMAKE),
+        *DOCKER_PROFILE,
+        "--cores",
+        "2",
+        "--quiet",
+        "rules",
+        "--config",
+        "profile=test",
+        f"results={results}",
+        f"site={tmp_path / 'site'}",
+        f"scenarios={json.dumps(['scenarios/ncq-conf/emu.yaml'])}",
+        f"backends={json.dumps([MININET])}",
+    ]
     emu_build = REPO / "build" / "emu"
     built_natively = emu_build.exists()
     for attempt in range(TIMING_ATTEMPTS):
         again = ["--forcerun", str(target)] if attempt else []
-        proc = subprocess.run([*cmd, *again, "--", str(target)], cwd=REPO, capture_output=True, text=True,
-                              timeout=600)
+        proc = subprocess.run(
+            [*cmd, *again, "--", str(target)], cwd=REPO, capture_output=True, text=True, timeout=600
+        )
         log = results / "logs/simulate/ncq-conf/emu" / MININET / "ncq_flows-10/seed-1.log"
-        assert proc.returncode == 0, proc.stderr[-3000:] + (log.read_text(errors="replace")[-3000:]
-                                                            if log.exists() else "")
+        assert proc.returncode == 0, proc.stderr[-3000:] + (
+            log.read_text(errors="replace")[-3000:] if log.exists() else ""
+        )
         run = json.loads(target.read_text())
         if run["valid"]:
             break
         print(f"attempt {attempt}: unfaithful run: {run['invalid_reasons']}")
     assert run["valid"] is True, run["invalid_reasons"]
-    check = subprocess.run([sys.executable, "-m", "qlab", "check-traces", str(target.parent)], cwd=REPO,
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, "-m", "qlab", "check-traces", str(target.parent)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
     assert run["backend"] == MININET and run["all_completed"] is True
     assert run["image"]["name"] == EMU_IMAGE
@@ -606,8 +820,13 @@ def test_a_mininet_job_runs_in_the_emu_image_through_the_workflow(emu_image, tmp
 def test_the_kmod_image_builds_the_modules_and_plugins_as_the_host_does(images, tmp_path):
     """containers/kmod does disciplines/linux's build: the same modules (same
     kernel, same vermagic) and tc plugins as the host's build/linux."""
-    proc = subprocess.run([sys.executable, "-m", "qlab", "images", "build", "kmod"], cwd=REPO,
-                          capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qlab", "images", "build", "kmod"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = tmp_path / "linux"
     env = dict(os.environ, QLAB_IMAGE_MOUNTS=str(tmp_path))
@@ -616,8 +835,9 @@ def test_the_kmod_image_builds_the_modules_and_plugins_as_the_host_does(images, 
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
     def vermagic(ko: Path) -> str:
-        return subprocess.run(["modinfo", "-F", "vermagic", str(ko)], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["modinfo", "-F", "vermagic", str(ko)], capture_output=True, text=True, check=True
+        ).stdout.strip()
 
     for name in ("qlab_core", "sch_ncq", "sch_cqaqm", "sch_srd", "sch_rbwfq"):
         assert vermagic(out / "kmod" / f"{name}.ko") == vermagic(REPO / "build/linux/kmod" / f"{name}.ko")

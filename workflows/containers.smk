@@ -17,8 +17,11 @@ try:
 except qlab_containers.ImageError as exc:
     IMAGES_USED = []
     if RUNTIME == "docker":
-        print(f"runtime docker: {exc} (backends with an image: "
-              f"{', '.join(qlab_containers.docker_backends())})", file=sys.stderr)
+        print(
+            f"runtime docker: {exc} (backends with an image: "
+            f"{', '.join(qlab_containers.docker_backends())})",
+            file=sys.stderr,
+        )
         sys.exit(2)
 
 
@@ -33,14 +36,16 @@ rule image:
         "build/images/{image}.json",
     log:
         "logs/images/{image}.log",
+    # docker builds use every core they are given; the engine is shared
+    threads: 2
     params:
         py=HOST_PY,
-        quarto=lambda w: f"--quarto-deb {config['quarto_deb']}" if w.image == "analysis" and config["quarto_deb"] else "",
+        quarto=lambda w: (
+            f"--quarto-deb {config['quarto_deb']}" if w.image == "analysis" and config["quarto_deb"] else ""
+        ),
         # how jobs run in it (the stamp records it for scripts/in-image):
         # a change in the backends' docker options rewrites the stamp
         run=lambda w: json.dumps(qlab_containers.run_settings(w.image), sort_keys=True),
-    # docker builds use every core they are given; the engine is shared
-    threads: 2
     shell:
         "nice {params.py} -m qlab images build {wildcards.image} --no-deps {params.quarto} > {log} 2>&1"
 
@@ -75,7 +80,9 @@ if RUNTIME == "docker":
             qlab_containers.backend_image(wildcards.backend)
         )
     for _rule in qlab_containers.ANALYSIS_RULES:
-        workflow.get_rule(_rule).resources["shell_exec"] = qlab_containers.shell(qlab_containers.ANALYSIS_IMAGE)
+        workflow.get_rule(_rule).resources["shell_exec"] = qlab_containers.shell(
+            qlab_containers.ANALYSIS_IMAGE
+        )
     # Results and site may lie outside the checkout: mount them too; host
     # jobs (provenance) find the checkout's Python as `python3` (PY).
     qlab_containers.use_docker_runtime([RESULTS, SITE], HOST_PY, IMAGES_USED)
