@@ -98,36 +98,72 @@ def old_job(p: dict[str, Any]) -> dict[str, Any]:
 
     def text(name: str, v: Any) -> str:
         kind = table[name]["kind"]
-        return ("1" if v else "0") if kind == "bool" else _ppm_text(v) if kind == "ppm" else \
-            ":".join(map(str, v)) if kind == "u32_list" else str(v)
+        return (
+            ("1" if v else "0")
+            if kind == "bool"
+            else _ppm_text(v)
+            if kind == "ppm"
+            else ":".join(map(str, v))
+            if kind == "u32_list"
+            else str(v)
+        )
 
     t = p["tcp"]
     flows = []
     for f in p["flows"]:
-        o = {"flow_id": f["flow_id"], "app": f["app"], "group": f["group"], "cls": f["cls"],
-             "prec": f["prec"], "start_s": f["start_ns"] / 1e9}
+        o = {
+            "flow_id": f["flow_id"],
+            "app": f["app"],
+            "group": f["group"],
+            "cls": f["cls"],
+            "prec": f["prec"],
+            "start_s": f["start_ns"] / 1e9,
+        }
         if f["app"] == "bulk":
             o.update(seg_bytes=f["seg_bytes"], bytes=f["bytes"])
         else:
-            o.update(pkt_bytes=f["pkt_bytes"], rate_bps=f["rate_bps"],
-                     on_periods=[[a / 1e9, e / 1e9] for a, e in f["on_periods_ns"]])
+            o.update(
+                pkt_bytes=f["pkt_bytes"],
+                rate_bps=f["rate_bps"],
+                on_periods=[[a / 1e9, e / 1e9] for a, e in f["on_periods_ns"]],
+            )
         flows.append(o)
     return {
-        "schema": "qlab-job/1", "scenario": p["scenario"], "paper": p["paper"], "backend": "ns3",
-        "series": p["series"], "point": p["point"], "point_values": p["point_values"], "seed": p["seed"],
-        "duration_s": p["duration_ns"] / 1e9, "stop_when_done": p["stop_when_done"],
-        "topology": {"kind": "dumbbell", "access_rate_bps": access["rate_bps"],
-                     "access_delay_s": access["delay_ns"] / 1e9, "bottleneck_rate_bps": b["rate_bps"],
-                     "bottleneck_delay_s": b["delay_ns"] / 1e9},
-        "tcp": {"variant": t["variant"], "sack": t["sack"], "timestamps": t["timestamps"],
-                "window_scaling": t["window_scaling"], "initial_cwnd_segments": t["initial_cwnd_segments"],
-                "delayed_ack_count": t["delayed_ack_count"], "min_rto_s": t["min_rto_ns"] / 1e9,
-                "syn_timeout_s": t["syn_timeout_ns"] / 1e9, "rcv_buf_bytes": t["rcv_buf_bytes"],
-                "snd_buf_bytes": t["snd_buf_bytes"]},
+        "schema": "qlab-job/1",
+        "scenario": p["scenario"],
+        "paper": p["paper"],
+        "backend": "ns3",
+        "series": p["series"],
+        "point": p["point"],
+        "point_values": p["point_values"],
+        "seed": p["seed"],
+        "duration_s": p["duration_ns"] / 1e9,
+        "stop_when_done": p["stop_when_done"],
+        "topology": {
+            "kind": "dumbbell",
+            "access_rate_bps": access["rate_bps"],
+            "access_delay_s": access["delay_ns"] / 1e9,
+            "bottleneck_rate_bps": b["rate_bps"],
+            "bottleneck_delay_s": b["delay_ns"] / 1e9,
+        },
+        "tcp": {
+            "variant": t["variant"],
+            "sack": t["sack"],
+            "timestamps": t["timestamps"],
+            "window_scaling": t["window_scaling"],
+            "initial_cwnd_segments": t["initial_cwnd_segments"],
+            "delayed_ack_count": t["delayed_ack_count"],
+            "min_rto_s": t["min_rto_ns"] / 1e9,
+            "syn_timeout_s": t["syn_timeout_ns"] / 1e9,
+            "rcv_buf_bytes": t["rcv_buf_bytes"],
+            "snd_buf_bytes": t["snd_buf_bytes"],
+        },
         "discipline": {"kind": q["kind"], "params": {k: text(k, v) for k, v in q["params"].items()}},
         "flows": flows,
-        "trace": {"queue_sample_interval_s": p["trace"]["queue_sample_interval_ns"] / 1e9,
-                  "packets": p["trace"]["packets"]},
+        "trace": {
+            "queue_sample_interval_s": p["trace"]["queue_sample_interval_ns"] / 1e9,
+            "packets": p["trace"]["packets"],
+        },
     }
 
 
@@ -148,8 +184,12 @@ def best_of(runner: str, job: Path, out: Path, repeat: int) -> dict[str, float]:
 
 def instructions(runner: str, job: Path, out: Path, tmp: Path) -> int:
     cg = tmp / "cg.out"
-    subprocess.run(["nice", "valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", runner, str(job),
-                    str(out)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        ["nice", "valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", runner, str(job), str(out)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for line in cg.read_text().splitlines():
         if line.startswith(("summary:", "totals:")):
             return int(line.split()[1])
@@ -178,8 +218,9 @@ def main() -> None:
     ap.add_argument("--old", default="", help="the old (qlab-job/1) runner, for comparison")
     ap.add_argument("--web", action="store_true", help="also the 24,000-flow web run")
     ap.add_argument("--no-scaling", action="store_true", help="only the web run")
-    ap.add_argument("--runner",
-                    default=os.environ.get("QLAB_NS3_RUNNER", str(ROOT / "build/ns3/qlab-ns3-run")))
+    ap.add_argument(
+        "--runner", default=os.environ.get("QLAB_NS3_RUNNER", str(ROOT / "build/ns3/qlab-ns3-run"))
+    )
     args = ap.parse_args()
     counts = [int(x) for x in args.flows.split(",") if x]
     cg_counts = [int(x) for x in args.callgrind.split(",") if x]
@@ -203,35 +244,47 @@ def main() -> None:
                     oj.write_text(json.dumps(old_job(plan)))
                     if n in counts:
                         row["old"] = best_of(args.old, oj, tmp / f"old-{n}", args.repeat)
-                        row["identical"] = finalised_flows(plan, tmp / f"new-{n}") == \
-                            (tmp / f"old-{n}" / "flows.csv").read_bytes()
+                        row["identical"] = (
+                            finalised_flows(plan, tmp / f"new-{n}")
+                            == (tmp / f"old-{n}" / "flows.csv").read_bytes()
+                        )
                     if n in cg_counts:
                         row["old_instr"] = instructions(args.old, oj, tmp / f"cg-old-{n}", tmp)
                 rows.append(row)
-            print("| flows | packets offered to the bottleneck | new: CPU s (per flow ms) | wall s | RSS MB |"
-                  + (" old: CPU s (per flow ms) | old / new CPU | flows.csv identical |" if args.old else ""))
+            print(
+                "| flows | packets offered to the bottleneck | new: CPU s (per flow ms) | wall s | RSS MB |"
+                + (" old: CPU s (per flow ms) | old / new CPU | flows.csv identical |" if args.old else "")
+            )
             print("|---|---|---|---|---|" + ("---|---|---|" if args.old else ""))
             for r in rows:
                 if "new" not in r:
                     continue
                 new = r["new"]
                 per_flow = 1000 * new["cpu"] / r["flows"]
-                line = (f"| {r['flows']} | {r['offered']:,} | {new['cpu']:.2f} ({per_flow:.1f}) | "
-                        f"{new['wall']:.2f} | {new['rss_mb']:.0f} |")
+                line = (
+                    f"| {r['flows']} | {r['offered']:,} | {new['cpu']:.2f} ({per_flow:.1f}) | "
+                    f"{new['wall']:.2f} | {new['rss_mb']:.0f} |"
+                )
                 if args.old:
                     old = r["old"]
-                    line += (f" {old['cpu']:.2f} ({1000 * old['cpu'] / r['flows']:.1f}) | "
-                             f"{old['cpu'] / new['cpu']:.2f} | {'yes' if r['identical'] else 'NO'} |")
+                    line += (
+                        f" {old['cpu']:.2f} ({1000 * old['cpu'] / r['flows']:.1f}) | "
+                        f"{old['cpu'] / new['cpu']:.2f} | {'yes' if r['identical'] else 'NO'} |"
+                    )
                 print(line)
             timed = [r for r in rows if "new" in r]
             if len(timed) > 1:
                 first, last = timed[0], timed[-1]
                 ratio = (last["new"]["cpu"] / last["flows"]) / (first["new"]["cpu"] / first["flows"])
-                print(f"\nCPU per flow at {last['flows']} flows / at {first['flows']}: {ratio:.2f} "
-                      f"(target <= 1.5: {'met' if ratio <= 1.5 else 'NOT met'})")
+                print(
+                    f"\nCPU per flow at {last['flows']} flows / at {first['flows']}: {ratio:.2f} "
+                    f"(target <= 1.5: {'met' if ratio <= 1.5 else 'NOT met'})"
+                )
             if cg_counts:
-                print("\n| flows | new: instructions (per flow) |"
-                      + (" old: instructions (per flow) | old / new |" if args.old else ""))
+                print(
+                    "\n| flows | new: instructions (per flow) |"
+                    + (" old: instructions (per flow) | old / new |" if args.old else "")
+                )
                 print("|---|---|" + ("---|---|" if args.old else ""))
                 for r in rows:
                     if "new_instr" not in r:
@@ -239,8 +292,10 @@ def main() -> None:
                     n = r["flows"]
                     line = f"| {n} | {r['new_instr']:,} ({r['new_instr'] // n:,}) |"
                     if args.old:
-                        line += (f" {r['old_instr']:,} ({r['old_instr'] // n:,}) | "
-                                 f"{r['old_instr'] / r['new_instr']:.2f} |")
+                        line += (
+                            f" {r['old_instr']:,} ({r['old_instr'] // n:,}) | "
+                            f"{r['old_instr'] / r['new_instr']:.2f} |"
+                        )
                     print(line)
         if args.web:
             t0 = time.perf_counter()
@@ -253,12 +308,14 @@ def main() -> None:
             ff = (tmp / "web" / "flow_facts.csv").read_text().splitlines()[1:]
             by_id = sorted(plan["flows"], key=lambda f: f["flow_id"])
             done = sum(1 for line, f in zip(ff, by_id, strict=True) if int(line.split(",")[4]) == f["bytes"])
-            print(f"\nweb run: {len(plan['flows']):,} flows over {len(plan['nodes']) - 2} hosts "
-                  f"(plan {pj.stat().st_size / 1e6:.1f} MB, expanded in {expand_s:.1f} s); "
-                  f"simulated {facts['end_ns'] / 1e9:.3f} s; {done:,} flows completed; "
-                  f"{offered(tmp / 'web' / 'queue_facts.csv'):,} packets offered to the bottleneck; "
-                  f"runner: wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s, peak RSS {r['rss_mb']:.0f} MB "
-                  f"(load average {open('/proc/loadavg').read().split()[0]} on {os.cpu_count()} CPUs)")
+            print(
+                f"\nweb run: {len(plan['flows']):,} flows over {len(plan['nodes']) - 2} hosts "
+                f"(plan {pj.stat().st_size / 1e6:.1f} MB, expanded in {expand_s:.1f} s); "
+                f"simulated {facts['end_ns'] / 1e9:.3f} s; {done:,} flows completed; "
+                f"{offered(tmp / 'web' / 'queue_facts.csv'):,} packets offered to the bottleneck; "
+                f"runner: wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s, peak RSS {r['rss_mb']:.0f} MB "
+                f"(load average {open('/proc/loadavg').read().split()[0]} on {os.cpu_count()} CPUs)"
+            )
     print(f"\nload average at the end: {open('/proc/loadavg').read().split()[0]} on {os.cpu_count()} CPUs")
 
 

@@ -34,10 +34,23 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 def run(results: Path, profile: str, cores: int) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([str(SNAKEMAKE), "--workflow-profile", "workflows/profiles/local",
-                    "--cores", str(cores), "--quiet", "all", "--config",
-                    f"profile={profile}", f"results={results}", f"site={results / 'site'}"],
-                   cwd=ROOT, check=True)
+    subprocess.run(
+        [
+            str(SNAKEMAKE),
+            "--workflow-profile",
+            "workflows/profiles/local",
+            "--cores",
+            str(cores),
+            "--quiet",
+            "all",
+            "--config",
+            f"profile={profile}",
+            f"results={results}",
+            f"site={results / 'site'}",
+        ],
+        cwd=ROOT,
+        check=True,
+    )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -50,8 +63,19 @@ def main() -> int:
     ap.add_argument("--cores", type=int, default=2)
     args = ap.parse_args()
     # the build is not part of a reproduction's orchestration
-    subprocess.run([str(SNAKEMAKE), "build/core/qcore-replay", "build/ns3/qlab-ns3-run",
-                    "--cores", str(args.cores), "--quiet", "all"], cwd=ROOT, check=True)
+    subprocess.run(
+        [
+            str(SNAKEMAKE),
+            "build/core/qcore-replay",
+            "build/ns3/qlab-ns3-run",
+            "--cores",
+            str(args.cores),
+            "--quiet",
+            "all",
+        ],
+        cwd=ROOT,
+        check=True,
+    )
     tmp = Path(tempfile.mkdtemp(prefix="qlab-bench-"))
     try:
         results = tmp / "results"
@@ -62,11 +86,13 @@ def main() -> int:
         noops = [run(results, args.profile, args.cores)[0] for _ in range(3)]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("| profile | runs | wall (s) | CPU, all processes (s) | CPU in simulator processes (s) "
-          "| of which simulation proper (s) | orchestration share of CPU | no-op reruns (s) |\n"
-          "|---|---|---|---|---|---|---|---|\n"
-          f"| {args.profile} | {len(runs)} | {wall:.1f} | {cpu:.1f} | {sim:.1f} | {sim_proper:.1f} "
-          f"| {100 * (1 - sim / cpu):.1f}% | {', '.join(f'{t:.1f}' for t in noops)} |")
+    print(
+        "| profile | runs | wall (s) | CPU, all processes (s) | CPU in simulator processes (s) "
+        "| of which simulation proper (s) | orchestration share of CPU | no-op reruns (s) |\n"
+        "|---|---|---|---|---|---|---|---|\n"
+        f"| {args.profile} | {len(runs)} | {wall:.1f} | {cpu:.1f} | {sim:.1f} | {sim_proper:.1f} "
+        f"| {100 * (1 - sim / cpu):.1f}% | {', '.join(f'{t:.1f}' for t in noops)} |"
+    )
     return 0
 
 

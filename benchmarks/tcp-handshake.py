@@ -90,8 +90,11 @@ TCP_SAMPLE_NS = 100_000_000
 def plans(flows: int, profile: str) -> list[dict[str, Any]]:
     """The ns3 plans of the scenario at workload.flows = flows, both series, every seed."""
     scen = sc.load(SCENARIO)
-    jobs = [j for j in sc.expand(scen, profile, ["ns3"])
-            if j.spec["point_values"].get("flows") == flows and j.series in SERIES]
+    jobs = [
+        j
+        for j in sc.expand(scen, profile, ["ns3"])
+        if j.spec["point_values"].get("flows") == flows and j.series in SERIES
+    ]
     if not jobs:
         raise SystemExit(f"{SCENARIO}: no sweep point with flows = {flows} in profile {profile}")
     return [j.spec for j in jobs]
@@ -103,8 +106,9 @@ def ps_worst_fct_s(plan: dict[str, Any]) -> float:
     link = next(lk for lk in plan["links"] if lk["id"] == "bottleneck")
     rate = link["rate_bps"]
     flows = sorted(plan["flows"], key=lambda f: (f["start_ns"], f["flow_id"]))
-    work = {f["flow_id"]: 8 * (f["bytes"] + HEADER_BYTES * math.ceil(f["bytes"] / f["seg_bytes"]))
-            for f in flows}
+    work = {
+        f["flow_id"]: 8 * (f["bytes"] + HEADER_BYTES * math.ceil(f["bytes"] / f["seg_bytes"])) for f in flows
+    }
     start = {f["flow_id"]: f["start_ns"] / 1e9 for f in flows}
     left: dict[int, float] = {}  # flow -> bits still to serve
     t, i, worst = 0.0, 0, 0.0
@@ -133,12 +137,18 @@ def run_one(runner: Path, plan: dict[str, Any], variant: str, out: Path) -> dict
         env["NS_ATTRIBUTE_DEFAULT"] = defaults
     plan = json.loads(json.dumps(plan))
     plan["tcp"]["handshake"] = handshake
-    plan["trace"].update(tcp=[f["flow_id"] for f in plan["flows"]], tcp_sample_interval_ns=TCP_SAMPLE_NS,
-                         packets=True)
+    plan["trace"].update(
+        tcp=[f["flow_id"] for f in plan["flows"]], tcp_sample_interval_ns=TCP_SAMPLE_NS, packets=True
+    )
     out.mkdir(parents=True, exist_ok=True)
     (out / "plan.json").write_text(json.dumps(plan, sort_keys=True))
-    proc = subprocess.run(["nice", str(runner), str(out / "plan.json"), str(out)],
-                          env=env, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["nice", str(runner), str(out / "plan.json"), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"{runner} failed on {out}: {proc.stderr.strip()}")
     facts = json.loads((out / "runner.json").read_text())
@@ -152,30 +162,42 @@ def run_one(runner: Path, plan: dict[str, Any], variant: str, out: Path) -> dict
     fct = {int(r["flow_id"]): float(r["fct_s"]) for r in flows}
     worst_id = max(fct, key=lambda k: (fct[k], -k))
     tcp = [r for r in tables["tcp_facts"] if r["flow_id"] == worst_id]
-    loss_ns = sum(b["time_ns"] - a["time_ns"] for a, b in zip(tcp, tcp[1:], strict=False)
-                  if a["ca_state"] == "loss")
+    loss_ns = sum(
+        b["time_ns"] - a["time_ns"] for a, b in zip(tcp, tcp[1:], strict=False) if a["ca_state"] == "loss"
+    )
     last = {r["flow_id"]: r for r in tables["tcp_facts"]}
     if facts["versions"].get("ns3-tcp-patches") != expected_patches:
-        raise SystemExit(f"{out}: runner.json says {facts['versions'].get('ns3-tcp-patches')!r}, "
-                         f"expected {expected_patches!r}")
+        raise SystemExit(
+            f"{out}: runner.json says {facts['versions'].get('ns3-tcp-patches')!r}, "
+            f"expected {expected_patches!r}"
+        )
     # The makespan beyond PS's (from the first start, all the work at C):
     # what the bottleneck carried beyond the work (data segments sent twice:
     # without SACK, ns-3 resends everything outstanding after an RTO,
     # delivered or not; and the handshake's segments), and the time it
     # had nothing to send.
     rate = next(lk["rate_bps"] for lk in plan["links"] if lk["id"] == "bottleneck")
-    work_s = sum(8 * (f["bytes"] + HEADER_BYTES * math.ceil(f["bytes"] / f["seg_bytes"]))
-                 for f in plan["flows"]) / rate
+    work_s = (
+        sum(8 * (f["bytes"] + HEADER_BYTES * math.ceil(f["bytes"] / f["seg_bytes"])) for f in plan["flows"])
+        / rate
+    )
     busy_s = sum(8 * (r["len_bytes"] + 2) for r in tables["packet_facts"] if r["event"] == "deq") / rate
     span_s = max(float(r["end_s"]) for r in flows) - min(f["start_ns"] for f in plan["flows"]) / 1e9
     return {
-        "series": plan["series"], "seed": plan["seed"], "variant": variant,
-        "excess_s": span_s - work_s, "resent_s": busy_s - work_s, "idle_s": span_s - busy_s,
-        "worst_fct_s": fct[worst_id], "makespan_s": max(float(r["end_s"]) for r in flows),
+        "series": plan["series"],
+        "seed": plan["seed"],
+        "variant": variant,
+        "excess_s": span_s - work_s,
+        "resent_s": busy_s - work_s,
+        "idle_s": span_s - busy_s,
+        "worst_fct_s": fct[worst_id],
+        "makespan_s": max(float(r["end_s"]) for r in flows),
         "ps_worst_fct_s": ps_worst_fct_s(plan),
         "flows_syn_lost": sum(r["syn_retx_packets"] > 0 for r in last.values()),
-        "worst_flow": worst_id, "worst_syn_retx": tcp[-1]["syn_retx_packets"],
-        "worst_retx": tcp[-1]["retx_packets"], "worst_max_rto_s": max(r["rto_ns"] for r in tcp) / 1e9,
+        "worst_flow": worst_id,
+        "worst_syn_retx": tcp[-1]["syn_retx_packets"],
+        "worst_retx": tcp[-1]["retx_packets"],
+        "worst_max_rto_s": max(r["rto_ns"] for r in tcp) / 1e9,
         "worst_loss_state_s": loss_ns / 1e9,
     }
 
@@ -190,14 +212,19 @@ def main() -> None:
     ap.add_argument("--profile", default="quick")
     ap.add_argument("--jobs", type=int, default=2, help="runs at once (the machine is shared)")
     ap.add_argument("--out", type=Path, help="keep every run here (default: a temporary directory)")
-    ap.add_argument("--runner", type=Path,
-                    default=Path(os.environ.get("QLAB_NS3_RUNNER", ROOT / "build/ns3/qlab-ns3-run")))
+    ap.add_argument(
+        "--runner",
+        type=Path,
+        default=Path(os.environ.get("QLAB_NS3_RUNNER", ROOT / "build/ns3/qlab-ns3-run")),
+    )
     args = ap.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="qlab-tcp-handshake-"))
     try:
-        todo = [(p, v, out / "".join(c if c.isalnum() else "-" for c in v)
-                 / f"{p['series']}-seed-{p['seed']}")
-                for p in plans(args.flows, args.profile) for v in VARIANTS]
+        todo = [
+            (p, v, out / "".join(c if c.isalnum() else "-" for c in v) / f"{p['series']}-seed-{p['seed']}")
+            for p in plans(args.flows, args.profile)
+            for v in VARIANTS
+        ]
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             results = list(pool.map(lambda t: run_one(args.runner, *t), todo))
     finally:
@@ -207,11 +234,15 @@ def main() -> None:
         (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
 
     seeds = sorted({r["seed"] for r in results})
-    print(f"ncq-conf/flows, {args.flows} flows, profile {args.profile}, seeds {seeds[0]}-{seeds[-1]} "
-          f"(means over seeds)\n")
-    print("| series | TCP | worst FCT s | PS bound s | worst / PS | makespan s: beyond PS's, carried twice, "
-          "idle | flows that lost a SYN | worst flow: SYNs resent, data resent, largest RTO s, "
-          "s in loss state |")
+    print(
+        f"ncq-conf/flows, {args.flows} flows, profile {args.profile}, seeds {seeds[0]}-{seeds[-1]} "
+        f"(means over seeds)\n"
+    )
+    print(
+        "| series | TCP | worst FCT s | PS bound s | worst / PS | makespan s: beyond PS's, carried twice, "
+        "idle | flows that lost a SYN | worst flow: SYNs resent, data resent, largest RTO s, "
+        "s in loss state |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for s in SERIES:
         for v in VARIANTS:
@@ -219,13 +250,15 @@ def main() -> None:
             ratio = statistics.mean(r["worst_fct_s"] / r["ps_worst_fct_s"] for r in rows)
             lo = min(r["worst_fct_s"] for r in rows)
             hi = max(r["worst_fct_s"] for r in rows)
-            print(f"| {s} | {v} | {mean(rows, 'worst_fct_s'):.2f} [{lo:.2f}, {hi:.2f}] "
-                  f"| {mean(rows, 'ps_worst_fct_s'):.2f} | {ratio:.3f} (+{100 * (ratio - 1):.0f} %) "
-                  f"| {mean(rows, 'makespan_s'):.2f}: {mean(rows, 'excess_s'):.2f}, "
-                  f"{mean(rows, 'resent_s'):.2f}, {mean(rows, 'idle_s'):.2f} "
-                  f"| {mean(rows, 'flows_syn_lost'):.1f} "
-                  f"| {mean(rows, 'worst_syn_retx'):.1f}, {mean(rows, 'worst_retx'):.1f}, "
-                  f"{mean(rows, 'worst_max_rto_s'):.2f}, {mean(rows, 'worst_loss_state_s'):.2f} |")
+            print(
+                f"| {s} | {v} | {mean(rows, 'worst_fct_s'):.2f} [{lo:.2f}, {hi:.2f}] "
+                f"| {mean(rows, 'ps_worst_fct_s'):.2f} | {ratio:.3f} (+{100 * (ratio - 1):.0f} %) "
+                f"| {mean(rows, 'makespan_s'):.2f}: {mean(rows, 'excess_s'):.2f}, "
+                f"{mean(rows, 'resent_s'):.2f}, {mean(rows, 'idle_s'):.2f} "
+                f"| {mean(rows, 'flows_syn_lost'):.1f} "
+                f"| {mean(rows, 'worst_syn_retx'):.1f}, {mean(rows, 'worst_retx'):.1f}, "
+                f"{mean(rows, 'worst_max_rto_s'):.2f}, {mean(rows, 'worst_loss_state_s'):.2f} |"
+            )
     print("\nPer seed: worst FCT s (worst flow: SYNs resent / data resent / largest RTO s) | PS bound s\n")
     print("| series | seed | PS bound | " + " | ".join(VARIANTS) + " |")
     print("|---|---|---|" + "---|" * len(VARIANTS))
@@ -234,8 +267,10 @@ def main() -> None:
             cells = []
             for v in VARIANTS:
                 r = next(r for r in results if r["series"] == s and r["seed"] == seed and r["variant"] == v)
-                cells.append(f"{r['worst_fct_s']:.2f} ({r['worst_syn_retx']}/{r['worst_retx']}/"
-                             f"{r['worst_max_rto_s']:.1f})")
+                cells.append(
+                    f"{r['worst_fct_s']:.2f} ({r['worst_syn_retx']}/{r['worst_retx']}/"
+                    f"{r['worst_max_rto_s']:.1f})"
+                )
             ps = next(r["ps_worst_fct_s"] for r in results if r["series"] == s and r["seed"] == seed)
             print(f"| {s} | {seed} | {ps:.2f} | " + " | ".join(cells) + " |")
 

@@ -37,8 +37,9 @@ def events_text(rows):
 
 def replay(disc, args, events):
     """qcore-replay's decisions for the events text under args."""
-    return subprocess.run([str(REPLAY), disc, *args.split()], input=events, text=True,
-                          capture_output=True, check=True).stdout
+    return subprocess.run(
+        [str(REPLAY), disc, *args.split()], input=events, text=True, capture_output=True, check=True
+    ).stdout
 
 
 def write_cases(directory, cases, decide, check=None):
@@ -61,6 +62,7 @@ def write_cases(directory, cases, decide, check=None):
 
 
 # ---- for --check modes ---------------------------------------------------
+
 
 def parse_args(args, defaults):
     """The `--param key=value` / `--seed n` pairs of args over defaults

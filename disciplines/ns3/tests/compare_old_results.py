@@ -49,7 +49,7 @@ def main() -> None:
             if args.filter not in str(job_file):
                 continue
             paper, name, _, point, seed_file = job_file.parts[-5:]
-            seed = int(seed_file[len("seed-"):-len(".json")])
+            seed = int(seed_file[len("seed-") : -len(".json")])
             sid = f"{paper}/{name}"
             old_flows = args.old_results / paper / name / "ns3" / point / f"seed-{seed}" / "flows.csv.gz"
             if sid not in plans:
@@ -81,10 +81,13 @@ def main() -> None:
             cols = sorted({k for a, b in pairs for k in a if a[k] != b.get(k)})
             rows_differ = sum(1 for a, b in pairs if a != b)
             old_job = json.loads(job_file.read_text())
-            same_starts = [round(f["start_s"] * 1e9) for f in old_job["flows"]] == \
-                [f["start_ns"] for f in plan["flows"]]
-            print(f"{sid} {point} seed {seed}: DIFFERS in {rows_differ} of {len(new_rows)} rows "
-                  f"(columns {', '.join(cols)}; same start times: {same_starts})")
+            same_starts = [round(f["start_s"] * 1e9) for f in old_job["flows"]] == [
+                f["start_ns"] for f in plan["flows"]
+            ]
+            print(
+                f"{sid} {point} seed {seed}: DIFFERS in {rows_differ} of {len(new_rows)} rows "
+                f"(columns {', '.join(cols)}; same start times: {same_starts})"
+            )
     print(f"{identical} identical, {differ} different")
     sys.exit(1 if differ else 0)
 

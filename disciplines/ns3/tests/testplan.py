@@ -26,9 +26,17 @@ from qlab import plan as plans  # noqa: E402
 from qlab import scenario as sc  # noqa: E402
 
 
-def make_plan(scenario: str | Path, series: str, *, profile: str = "quick", point: int = 0,
-              seed: int | None = None, flows: int | None = None, packets: bool = False,
-              ns3_fifo: bool = False) -> dict[str, Any]:
+def make_plan(
+    scenario: str | Path,
+    series: str,
+    *,
+    profile: str = "quick",
+    point: int = 0,
+    seed: int | None = None,
+    flows: int | None = None,
+    packets: bool = False,
+    ns3_fifo: bool = False,
+) -> dict[str, Any]:
     """The plan of one run of a scenario, checked by qlab.plan.check."""
     scen = sc.load(scenario)
     if flows is not None:
@@ -66,8 +74,16 @@ def main() -> None:
     ap.add_argument("--packets", action="store_true")
     ap.add_argument("--ns3-fifo", action="store_true")
     args = ap.parse_args()
-    spec = make_plan(args.scenario, args.series, profile=args.profile, point=args.point, seed=args.seed,
-                     flows=args.flows, packets=args.packets, ns3_fifo=args.ns3_fifo)
+    spec = make_plan(
+        args.scenario,
+        args.series,
+        profile=args.profile,
+        point=args.point,
+        seed=args.seed,
+        flows=args.flows,
+        packets=args.packets,
+        ns3_fifo=args.ns3_fifo,
+    )
     Path(args.out).write_text(json.dumps(spec, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 

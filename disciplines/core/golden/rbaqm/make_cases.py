@@ -61,40 +61,61 @@ THREE = paced(3, [1500000, 100000, 600000], 1000000, seed=2)
 CASES = {
     # a link so fast that x << u c: P stays 0, no draws; the drain is the
     # low-jitter WFQ's order 001001200100123 for the default W
-    "wfq-order-no-aqm": ("--param rate_bps=1000000000000 --param limit_pkts=1000",
-                         fill_then_drain(12, 4)),
+    "wfq-order-no-aqm": ("--param rate_bps=1000000000000 --param limit_pkts=1000", fill_then_drain(12, 4)),
     # per-class limit 3 on the fast link: overflow drops, no AQM
     "overflow-limit-3": ("--param rate_bps=1000000000000 --param limit_pkts=3", fill_then_drain(5, 4)),
     # class 0 offers 2 Mb/s, class 1 0.25 Mb/s to a 1 Mb/s link: P_0 climbs,
     # early drops drawn from the generator; window of 8 served packets
-    "aqm-window-8-seed-3": ("--param classes=2 --param weights_bytes=1001:501 --param window_pkts=8 "
-                            "--seed 3", TWO),
-    "aqm-window-8-seed-4": ("--param classes=2 --param weights_bytes=1001:501 --param window_pkts=8 "
-                            "--seed 4", TWO),
+    "aqm-window-8-seed-3": (
+        "--param classes=2 --param weights_bytes=1001:501 --param window_pkts=8 --seed 3",
+        TWO,
+    ),
+    "aqm-window-8-seed-4": (
+        "--param classes=2 --param weights_bytes=1001:501 --param window_pkts=8 --seed 4",
+        TWO,
+    ),
     # the same events counting only admitted packets: class 0 throttled to
     # about u c instead of P -> 1
-    "admitted-rate-seed-3": ("--param classes=2 --param weights_bytes=1001:501 --param window_pkts=8 "
-                             "--param rate_estimate=admitted --seed 3", TWO),
-    "ecn-marks-seed-3": ("--param classes=2 --param weights_bytes=1001:501 --param window_pkts=8 "
-                         "--param ecn=1 --seed 3", TWO),
+    "admitted-rate-seed-3": (
+        "--param classes=2 --param weights_bytes=1001:501 --param window_pkts=8 "
+        "--param rate_estimate=admitted --seed 3",
+        TWO,
+    ),
+    "ecn-marks-seed-3": (
+        "--param classes=2 --param weights_bytes=1001:501 --param window_pkts=8 --param ecn=1 --seed 3",
+        TWO,
+    ),
     # admitted-rate-seed-3 with the capacity EWMA instead of the window
-    "capacity-ewma-seed-3": ("--param classes=2 --param weights_bytes=1001:501 --param rate_estimate=admitted "
-                             "--param capacity_estimator=ewma --param capacity_weight=0.125 --seed 3", TWO),
+    "capacity-ewma-seed-3": (
+        "--param classes=2 --param weights_bytes=1001:501 --param rate_estimate=admitted "
+        "--param capacity_estimator=ewma --param capacity_weight=0.125 --seed 3",
+        TWO,
+    ),
     # three classes, one greedy (1.5 Mb/s), one light (0.1), one middling
     # (0.6) on 1 Mb/s, W 2:1:1: fair share on and off on the same events
     # (admitted rates, so that the allocated capacities set the throughput)
-    "fair-share-on-seed-5": ("--param classes=3 --param weights_bytes=501:251:251 --param u_ppm=930000 "
-                             "--param rate_estimate=admitted --seed 5", THREE),
-    "fair-share-off-seed-5": ("--param classes=3 --param weights_bytes=501:251:251 --param u_ppm=930000 "
-                              "--param rate_estimate=admitted --param fair_share=0 --seed 5", THREE),
+    "fair-share-on-seed-5": (
+        "--param classes=3 --param weights_bytes=501:251:251 --param u_ppm=930000 "
+        "--param rate_estimate=admitted --seed 5",
+        THREE,
+    ),
+    "fair-share-off-seed-5": (
+        "--param classes=3 --param weights_bytes=501:251:251 --param u_ppm=930000 "
+        "--param rate_estimate=admitted --param fair_share=0 --seed 5",
+        THREE,
+    ),
     # a 1 kb/s link: the first arrival's error is 200 S, so P jumps to 1:
     # deterministic drops, no draws (same rows for any seed)
-    "probability-one": ("--param classes=2 --param weights_bytes=1001 --param rate_bps=1000",
-                        fill_then_drain(4, 2)),
+    "probability-one": (
+        "--param classes=2 --param weights_bytes=1001 --param rate_bps=1000",
+        fill_then_drain(4, 2),
+    ),
     # per-class u (0.8 and 0.95, Scenario 3's shape), k 0.01, gain 0.5
-    "u-list-k-gain-seed-6": ("--param classes=2 --param weights_bytes=251 --param u_ppm=800000:950000 "
-                             "--param k=0.01 --param gain=0.5 --param tau_ns=100000000 --seed 6",
-                             paced(2, [900000, 900000], 1000000, seed=3)),
+    "u-list-k-gain-seed-6": (
+        "--param classes=2 --param weights_bytes=251 --param u_ppm=800000:950000 "
+        "--param k=0.01 --param gain=0.5 --param tau_ns=100000000 --seed 6",
+        paced(2, [900000, 900000], 1000000, seed=3),
+    ),
 }
 
 

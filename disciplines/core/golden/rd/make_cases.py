@@ -23,8 +23,10 @@ NS_PER_BYTE = 8000  # 1 Mbit/s
 
 # k = 1, n = 1/1 (alpha = 1): RD B_D = 1 Mbit/s * 50 ms / 2 / 8 = 3125 bytes,
 # B_R = min(1000, 4000 - 3125) = 875.
-BASE = ("--param rate_bps=1000000 --param d_ns=50000000 --param k=1 --param sd_max_bytes=100"
-        " --param sr_max_bytes=500 --param buffer_bytes=4000 --param bmax_bytes=1000")
+BASE = (
+    "--param rate_bps=1000000 --param d_ns=50000000 --param k=1 --param sd_max_bytes=100"
+    " --param sr_max_bytes=500 --param buffer_bytes=4000 --param bmax_bytes=1000"
+)
 STATIC = BASE + " --param n_d=1 --param n_r=1"
 
 
@@ -47,14 +49,20 @@ MS = 1_000_000
 
 def head_drops():
     return [
-        enq(0, 100, 0), enq(10 * MS, 100, 0), enq(20 * MS, 100, 0), enq(20 * MS, 500, 1),
-        deq(60 * MS),                       # pkt 0 waited 60 ms > d: dropped; pkt 1 waited 50 ms = d: sent
-        deq(80 * MS),                       # pkt 2 waited 60 ms: dropped before choosing; R sent
-        enq(100 * MS, 100, 0), enq(101 * MS, 100, 0), enq(102 * MS, 100, 0),
-        deq(153 * MS),                      # three head drops in one dequeue, then empty
-        enq(160 * MS, 100, 0), enq(160 * MS, 500, 1),
-        deq(210 * MS),                      # pkt 7 waited exactly d: sent (not dropped)
-        deq(210 * MS + 1),                  # R: never head-dropped
+        enq(0, 100, 0),
+        enq(10 * MS, 100, 0),
+        enq(20 * MS, 100, 0),
+        enq(20 * MS, 500, 1),
+        deq(60 * MS),  # pkt 0 waited 60 ms > d: dropped; pkt 1 waited 50 ms = d: sent
+        deq(80 * MS),  # pkt 2 waited 60 ms: dropped before choosing; R sent
+        enq(100 * MS, 100, 0),
+        enq(101 * MS, 100, 0),
+        enq(102 * MS, 100, 0),
+        deq(153 * MS),  # three head drops in one dequeue, then empty
+        enq(160 * MS, 100, 0),
+        enq(160 * MS, 500, 1),
+        deq(210 * MS),  # pkt 7 waited exactly d: sent (not dropped)
+        deq(210 * MS + 1),  # R: never head-dropped
         deq(211 * MS),
     ]
 
@@ -64,14 +72,24 @@ def random_link(seed, n, d_sizes, r_sizes, p_d=0.5, load=1.3):
     would be free if every dequeue sent a 300-byte packet."""
     rng = random.Random(seed)
     t_arr, t_deq = 0, 0
-    mean = (sum(d_sizes) / len(d_sizes) * p_d + sum(r_sizes) / len(r_sizes) * (1 - p_d))
+    mean = sum(d_sizes) / len(d_sizes) * p_d + sum(r_sizes) / len(r_sizes) * (1 - p_d)
     gap = int(mean * NS_PER_BYTE / load)
     events = []
     for _ in range(n):
         t_arr += int(rng.expovariate(1.0) * gap) + 1
         d = rng.random() < p_d
-        events.append((t_arr, 0, enq(t_arr, rng.choice(d_sizes if d else r_sizes), 0 if d else 1,
-                                     flow=rng.randrange(4) + (0 if d else 10))))
+        events.append(
+            (
+                t_arr,
+                0,
+                enq(
+                    t_arr,
+                    rng.choice(d_sizes if d else r_sizes),
+                    0 if d else 1,
+                    flow=rng.randrange(4) + (0 if d else 10),
+                ),
+            )
+        )
     while t_deq < t_arr + 200 * 300 * NS_PER_BYTE:
         t_deq += 300 * NS_PER_BYTE
         events.append((t_deq, 1, deq(t_deq)))
@@ -87,8 +105,10 @@ CASES = {
     "sizing-overflow": (STATIC, fill_then_drain([100] * 32 + [25, 1], [500, 375, 1], 40)),
     # overload, d = 10 ms (B_D = 625), 20 ms period: head drops, overflow
     # in both queues, resets, yields
-    "random-overload": (STATIC + " --param d_ns=10000000 --param period_ns=20000000",
-                        random_link(2, 600, [40, 60, 100, 200], [200, 500, 1000], p_d=0.7, load=1.6)),
+    "random-overload": (
+        STATIC + " --param d_ns=10000000 --param period_ns=20000000",
+        random_link(2, 600, [40, 60, 100, 200], [200, 500, 1000], p_d=0.7, load=1.6),
+    ),
 }
 
 

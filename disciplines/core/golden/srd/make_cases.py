@@ -23,8 +23,10 @@ NS_PER_BYTE = 8000  # 1 Mbit/s
 
 # k = 1, n = 1/1 (alpha = 1): S-RD w = 2/C (8*100 + 8*500) = 9.6 ms,
 # B_D = (50 - 9.6) ms * 0.5 Mbit/s / 8 = 2525 bytes, B_R = min(1000, 4000 - 2525) = 1000.
-BASE = ("--param rate_bps=1000000 --param d_ns=50000000 --param k=1 --param sd_max_bytes=100"
-        " --param sr_max_bytes=500 --param buffer_bytes=4000 --param bmax_bytes=1000")
+BASE = (
+    "--param rate_bps=1000000 --param d_ns=50000000 --param k=1 --param sd_max_bytes=100"
+    " --param sr_max_bytes=500 --param buffer_bytes=4000 --param bmax_bytes=1000"
+)
 STATIC = BASE + " --param n_d=1 --param n_r=1"
 
 
@@ -75,14 +77,24 @@ def random_link(seed, n, d_sizes, r_sizes, p_d=0.5, load=1.3):
     would be free if every dequeue sent a 300-byte packet."""
     rng = random.Random(seed)
     t_arr, t_deq = 0, 0
-    mean = (sum(d_sizes) / len(d_sizes) * p_d + sum(r_sizes) / len(r_sizes) * (1 - p_d))
+    mean = sum(d_sizes) / len(d_sizes) * p_d + sum(r_sizes) / len(r_sizes) * (1 - p_d)
     gap = int(mean * NS_PER_BYTE / load)
     events = []
     for _ in range(n):
         t_arr += int(rng.expovariate(1.0) * gap) + 1
         d = rng.random() < p_d
-        events.append((t_arr, 0, enq(t_arr, rng.choice(d_sizes if d else r_sizes), 0 if d else 1,
-                                     flow=rng.randrange(4) + (0 if d else 10))))
+        events.append(
+            (
+                t_arr,
+                0,
+                enq(
+                    t_arr,
+                    rng.choice(d_sizes if d else r_sizes),
+                    0 if d else 1,
+                    flow=rng.randrange(4) + (0 if d else 10),
+                ),
+            )
+        )
     while t_deq < t_arr + 200 * 300 * NS_PER_BYTE:
         t_deq += 300 * NS_PER_BYTE
         events.append((t_deq, 1, deq(t_deq)))
@@ -95,24 +107,49 @@ CASES = {
     # drain order (D first at 0 <= 0, then by bytes), empty at the end
     "sizing-overflow": (STATIC, fill_then_drain([100] * 26 + [25, 1], [500, 500, 1], 35)),
     # k = 0.25, n_D = 2, n_R = 3: alpha = 8/3; serve D iff L_D*250000*3 <= 2*10^6*L_R
-    "scheduler-ratio": (BASE + " --param k=0.25 --param n_d=2 --param n_r=3 --param period_ns=10000000000",
-                        fill_then_drain([100, 60, 100, 40, 100, 80] * 4, [500, 300, 500, 200] * 2, 40)),
+    "scheduler-ratio": (
+        BASE + " --param k=0.25 --param n_d=2 --param n_r=3 --param period_ns=10000000000",
+        fill_then_drain([100, 60, 100, 40, 100, 80] * 4, [500, 300, 500, 200] * 2, 40),
+    ),
     # period 1 ms, a dequeue every 300 us: resets at every 4th dequeue zero
     # L_D/L_R, so the pattern is D R D D | D R D D | ... instead of the
     # unreset D R D D D D D R ...
-    "period-resets": (BASE + " --param buffer_bytes=10000 --param bmax_bytes=5000 --param n_d=1"
-                      " --param n_r=1 --param period_ns=1000000", periodic(300000, 34, 100, 500, nd=24, nr=8)),
+    "period-resets": (
+        BASE + " --param buffer_bytes=10000 --param bmax_bytes=5000 --param n_d=1"
+        " --param n_r=1 --param period_ns=1000000",
+        periodic(300000, 34, 100, 500, nd=24, nr=8),
+    ),
     # time-stamp vector: n_D estimated 3 at the first dequeue (B_D 2525 ->
     # 3887), then 1 after the 1 s period (back to 2525)
-    "estimated-flows": (BASE + " --param buffer_bytes=10000 --param bmax_bytes=5000"
-                        " --param n_d=0 --param n_r=0 --param period_ns=1000000000", estimated()),
+    "estimated-flows": (
+        BASE + " --param buffer_bytes=10000 --param bmax_bytes=5000"
+        " --param n_d=0 --param n_r=0 --param period_ns=1000000000",
+        estimated(),
+    ),
     # only R, then only D: an empty chosen queue yields to the other
-    "yield-and-empty": (STATIC, [deq(0), enq(1000, 500, 1), enq(2000, 500, 1), deq(3000), deq(4000),
-                                 deq(5000), enq(6000, 100, 0), enq(7000, 100, 0), enq(8000, 100, 0),
-                                 deq(9000), deq(10000), deq(11000), deq(12000)]),
+    "yield-and-empty": (
+        STATIC,
+        [
+            deq(0),
+            enq(1000, 500, 1),
+            enq(2000, 500, 1),
+            deq(3000),
+            deq(4000),
+            deq(5000),
+            enq(6000, 100, 0),
+            enq(7000, 100, 0),
+            enq(8000, 100, 0),
+            deq(9000),
+            deq(10000),
+            deq(11000),
+            deq(12000),
+        ],
+    ),
     # overload at 1.3x, 20 ms period, random sizes
-    "random-overload": (STATIC + " --param period_ns=20000000",
-                        random_link(1, 600, [40, 60, 100], [200, 500, 1000])),
+    "random-overload": (
+        STATIC + " --param period_ns=20000000",
+        random_link(1, 600, [40, 60, 100], [200, 500, 1000]),
+    ),
 }
 
 

@@ -44,19 +44,28 @@ def mixed(seed, n, classes, arrivals_per_deq, lengths=(1000,), drain=True):
 
 CASES = {
     # w_q 1: B_w = the class backlog, P = b / q exactly; q 4:8 per class
-    "p-is-backlog-over-q-seed-5": ("--param classes=2 --param q_pkts=4:8 --param w_q=1 "
-                                   "--param weights_bytes=1001:501 --seed 5", mixed(1, 300, 2, 2.2)),
-    "ecn-marks-seed-5": ("--param classes=2 --param q_pkts=4:8 --param w_q=1 "
-                         "--param weights_bytes=1001:501 --param ecn=1 --seed 5", mixed(1, 300, 2, 2.2)),
+    "p-is-backlog-over-q-seed-5": (
+        "--param classes=2 --param q_pkts=4:8 --param w_q=1 --param weights_bytes=1001:501 --seed 5",
+        mixed(1, 300, 2, 2.2),
+    ),
+    "ecn-marks-seed-5": (
+        "--param classes=2 --param q_pkts=4:8 --param w_q=1 "
+        "--param weights_bytes=1001:501 --param ecn=1 --seed 5",
+        mixed(1, 300, 2, 2.2),
+    ),
     # 200 arrivals, then a drain: q huge and w_q tiny, no AQM; the drain is
     # the low-jitter WFQ's order 001001200100123 while all classes hold packets
     "wfq-credit-refills": ("--param q_pkts=1000 --param w_q=0.000001", mixed(2, 200, 4, 1000)),
     # the paper's Scenario 1B shape: 4 classes, q 10, default w_q 0.002, mixed sizes
-    "default-4-classes-seed-9": ("--seed 9", mixed(3, 3000, 4, 1.3, lengths=(40, 576, 1000, 1500),
-                                                    drain=True)),
+    "default-4-classes-seed-9": (
+        "--seed 9",
+        mixed(3, 3000, 4, 1.3, lengths=(40, 576, 1000, 1500), drain=True),
+    ),
     # per-class q list 5:10:20 (Scenario 3's values), one class each, w_q 0.05
-    "q-list-seed-2": ("--param classes=3 --param q_pkts=5:10:20 --param w_q=0.05 "
-                      "--param weights_bytes=501 --seed 2", mixed(4, 1500, 3, 1.2)),
+    "q-list-seed-2": (
+        "--param classes=3 --param q_pkts=5:10:20 --param w_q=0.05 --param weights_bytes=501 --seed 2",
+        mixed(4, 1500, 3, 1.2),
+    ),
 }
 
 
@@ -117,8 +126,11 @@ def model(events, classes, q, wq_ppm, w, maxs, ecn, seed):
         length, c = int(r[2]), int(r[3] or 0)
         b = len(fifo[c])
         s = b << 20
-        avg[c] = avg[c] + ((s - avg[c]) * wq >> 32 if wq < ONE else s - avg[c]) if s >= avg[c] else \
-            avg[c] - ((avg[c] - s) * wq >> 32 if wq < ONE else avg[c] - s)
+        avg[c] = (
+            avg[c] + ((s - avg[c]) * wq >> 32 if wq < ONE else s - avg[c])
+            if s >= avg[c]
+            else avg[c] - ((avg[c] - s) * wq >> 32 if wq < ONE else avg[c] - s)
+        )
         qq = q[c] << 20
         prob = ONE if avg[c] >= qq else (avg[c] << 32) // qq
         hit = prob >= ONE or (prob > 0 and rng.u32() < prob)
@@ -135,18 +147,35 @@ def model(events, classes, q, wq_ppm, w, maxs, ecn, seed):
 
 
 def check(name, args, events):
-    d = casegen.parse_args(args, dict(classes="4", q_pkts="10", w_q="0.002", weights_bytes="1001:501:251:126",
-                                      maxs_bytes="3000", ecn="0", seed="1"))
+    d = casegen.parse_args(
+        args,
+        dict(
+            classes="4",
+            q_pkts="10",
+            w_q="0.002",
+            weights_bytes="1001:501:251:126",
+            maxs_bytes="3000",
+            ecn="0",
+            seed="1",
+        ),
+    )
     n = int(d["classes"])
     lst = lambda v: [int(x) for x in v.split(":")] * (n if ":" not in v else 1)  # noqa: E731
-    want = model(casegen.event_fields(events), n, lst(d["q_pkts"]), round(float(d["w_q"]) * 10**6),
-                 lst(d["weights_bytes"]), int(d["maxs_bytes"]), int(d["ecn"]), int(d["seed"]))
+    want = model(
+        casegen.event_fields(events),
+        n,
+        lst(d["q_pkts"]),
+        round(float(d["w_q"]) * 10**6),
+        lst(d["weights_bytes"]),
+        int(d["maxs_bytes"]),
+        int(d["ecn"]),
+        int(d["seed"]),
+    )
     return casegen.compare(HERE, name, want)
 
 
 def main() -> int:
-    bad = write_cases(HERE, CASES, "--decide" in sys.argv[1:],
-                      check if "--check" in sys.argv[1:] else None)
+    bad = write_cases(HERE, CASES, "--decide" in sys.argv[1:], check if "--check" in sys.argv[1:] else None)
     return 1 if bad else 0
 
 
