@@ -76,6 +76,8 @@ load_paper_context <- function(paper) {
       if (compares_backends(item)) table else dplyr::filter(table, .data$backend == .env$backend)
     }),
     claims = dplyr::filter(claims, .data$backend == .env$backend),
+    # every backend's verdicts (the ns2-vs-ns3 page sets them side by side)
+    all_claims = claims,
     backend = backend,
     backends = backends,
     scenarios = purrr::map(stats::setNames(scenarios, scenarios), function(scenario) {
@@ -221,6 +223,7 @@ plot_item <- function(ctx, id) {
     metric_vs_x = plot_metric_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1),
     backend_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
     tasks_over_time = plot_tasks_over_time(table, item$x_label, item$y_label),
+    tcp_worst_flow = plot_tcp_worst_flow(table, item$x_label),
     paired_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
     metric_by_series = plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, item_metric_labels(item),
                                              item_reference(ctx, item))
@@ -390,10 +393,47 @@ print_claims <- function(ctx, figure) {
     return(invisible())
   }
   print_html(html_table(dplyr::transmute(claims, claim = .data$claim, `paper's value` = .data$paper_value,
-                                         ours = .data$ours, verdict = .data$verdict, `how we test it` = .data$method)))
+                                         ours = .data$ours, verdict = .data$verdict, `how we test it` = .data$method),
+                        caption = "Verdict rules: the Verdicts page (verdicts.html)"))
 }
 
 #' A backend ratio's values as a table (metric, series, point, ratio with its interval).
+#' Each claim's verdict under each of `backends` (verdicts_by_backend), the
+#' claims whose verdicts differ first marked.
+print_verdicts_by_backend <- function(ctx, backends) {
+  claims <- ctx$all_claims %||% tibble::tibble()
+  present <- intersect(backends, unique(claims$backend))
+  if (length(present) < 2) {
+    cat(sprintf("\nNo verdicts to set side by side: this run has verdicts for %s only.\n\n",
+                if (length(present) == 0) "no backend" else paste(present, collapse = ", ")))
+    return(invisible())
+  }
+  wide <- verdicts_by_backend(claims, backends)
+  compared <- sum(!is.na(wide$agree))
+  cat(sprintf(paste("\n%d of the %d claims that both simulators' runs can test get the same verdict under %s",
+                    "(%d claim(s) only one of them ran, or neither can test).\n\n"),
+              sum(wide$agree, na.rm = TRUE), compared, paste(backends, collapse = " and "), nrow(wide) - compared))
+  wide$agree <- dplyr::case_when(is.na(wide$agree) ~ "—", wide$agree ~ "yes", TRUE ~ "DIFFERS")
+  print_html(html_table(dplyr::rename(wide, claim = "claim_id", `same verdict` = "agree"),
+                        caption = "Each claim's verdict per simulator (rules: the Verdicts page)"))
+}
+
+#' How each backend ran TCP (tcp_models_of_runs): the plan's settings and
+#' each runner's records, from one run of `scenario` per backend.
+print_tcp_models <- function(ctx, scenario, backends) {
+  runs <- purrr::compact(purrr::map(stats::setNames(backends, backends), function(backend) {
+    files <- Sys.glob(file.path(scenario_results_dir(qlab_results, scenario, backend), "*", "seed-*", "run.json"))
+    if (length(files) == 0) NULL else jsonlite::read_json(sort(files)[[1]])
+  }))
+  plan_tcp <- ctx$scenarios[[scenario]]$tcp
+  if (length(runs) == 0 || is.null(plan_tcp)) {
+    cat(sprintf("\nNo runs of %s in %s to read the TCP models from.\n\n", scenario, qlab_results))
+    return(invisible())
+  }
+  print_html(html_table(tcp_models_of_runs(runs, plan_tcp),
+                        caption = sprintf("TCP as each simulator ran %s: the plan (read by both) and each runner's own record (run.json)", scenario)))
+}
+
 print_backend_ratios <- function(ctx, item) {
   ratios <- ctx$figures[[item_file(item)]]
   if (nrow(ratios) == 0) return(invisible())

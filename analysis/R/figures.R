@@ -25,6 +25,8 @@ plot_metric_vs_x <- function(summary, x_label, y_label, y_scale = 1) {
     ggplot2::scale_colour_manual(values = series_palette(summary$series)) +
     ggplot2::scale_x_continuous(breaks = sweep_breaks(summary$x)) +
     ggplot2::labs(x = x_label, y = y_label, colour = "Series") +
+    # more than three series (a reference, another scenario's) wrap onto two rows
+    ggplot2::guides(colour = ggplot2::guide_legend(nrow = if (length(unique(summary$series)) > 3) 2 else 1)) +
     ggplot2::theme_bw() +
     ggplot2::theme(legend.position = "bottom")
 }
@@ -66,6 +68,20 @@ plot_tasks_over_time <- function(summary, x_label = "Time (s)", y_label = "Tasks
     ggplot2::scale_colour_manual(values = palette) +
     ggplot2::scale_fill_manual(values = palette) +
     ggplot2::labs(x = x_label, y = y_label, colour = "Series", fill = "Series") +
+    ggplot2::theme_bw() +
+    ggplot2::theme(legend.position = "bottom")
+}
+
+#' The TCP state of one flow per series over time (summarise_tcp_worst_flow):
+#' one panel per quantity (tcp_state_quantities), steps, no intervals.
+plot_tcp_worst_flow <- function(summary, x_label) {
+  require_columns(summary, c("series", "metric", "x", "mean"), "plot tcp worst flow")
+  summary$panel <- factor(unname(tcp_state_quantities[summary$metric]), levels = unname(tcp_state_quantities))
+  ggplot2::ggplot(summary, ggplot2::aes(x = .data$x, y = .data$mean, colour = .data$series)) +
+    ggplot2::geom_step() +
+    ggplot2::facet_wrap(ggplot2::vars(.data$panel), ncol = 1, scales = "free_y") +
+    ggplot2::scale_colour_manual(values = series_palette(summary$series)) +
+    ggplot2::labs(x = x_label, y = NULL, colour = "Series") +
     ggplot2::theme_bw() +
     ggplot2::theme(legend.position = "bottom")
 }
@@ -151,7 +167,8 @@ figure_caption <- function(summary, label, caption, from_paper = TRUE) {
   n_range <- range(summary$n)
   n_text <- if (n_range[1] == n_range[2]) sprintf("n = %d", n_range[1]) else sprintf("n = %d to %d", n_range[1], n_range[2])
   method <- unique(summary$method)
-  text <- sprintf("%s %s; %s; error bars/ribbons are 95%% t-intervals.", lead, paste(method, collapse = "; "), n_text)
+  intervals <- if (all(is.na(summary$ci_lo))) "" else "; error bars/ribbons are 95% t-intervals"
+  text <- sprintf("%s %s; %s%s.", lead, paste(method, collapse = "; "), n_text, intervals)
   censored <- sum(summary$n_censored, na.rm = TRUE)
   if (censored > 0) {
     text <- paste(text, sprintf(

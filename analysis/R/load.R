@@ -54,6 +54,19 @@ packet_trace_types <- list(
   reason = readr::col_character()
 )
 
+tcp_trace_types <- list(
+  time_s = readr::col_double(),
+  flow_id = readr::col_integer(),
+  cwnd_bytes = readr::col_double(),
+  ssthresh_bytes = readr::col_double(),
+  srtt_s = readr::col_double(),
+  rto_s = readr::col_double(),
+  retx_packets = readr::col_double(),
+  syn_retx_packets = readr::col_double(),
+  state = readr::col_character(),
+  ca_state = readr::col_character()
+)
+
 run_key_types <- list(
   scenario = readr::col_character(),
   backend = readr::col_character(),
@@ -146,8 +159,9 @@ list_backends <- function(results_dir, scenario) {
 #'
 #' @return A list: `flows` (with the run's `sim_end_s` joined), `runs`,
 #'   `sweep_vars`, `scenario` (the resolved scenario.json, or NULL), and
-#'   `queues` / `packets` (every run's queue samples / packet events, or
-#'   NULL when the scenario's trace.collect does not name them).
+#'   `queues` / `packets` / `tcp` (every run's queue samples, packet events
+#'   or TCP state samples, or NULL when the scenario's trace.collect does not
+#'   name them).
 read_scenario_results <- function(results_dir, scenario, backend) {
   dir <- scenario_results_dir(results_dir, scenario, backend)
   runs <- read_runs_table(file.path(dir, "runs.csv.gz"))
@@ -178,7 +192,8 @@ read_scenario_results <- function(results_dir, scenario, backend) {
     sweep_vars = sweep_vars,
     scenario = if (file.exists(scenario_json)) read_scenario_json(scenario_json) else NULL,
     queues = optional("queues", queue_trace_types),
-    packets = optional("packets", packet_trace_types)
+    packets = optional("packets", packet_trace_types),
+    tcp = optional("tcp", tcp_trace_types)
   )
 }
 

@@ -79,3 +79,23 @@ summarise_share_deviation <- function(ratios, by) {
     dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
     dplyr::summarise(share_ratio_max_dev = max(abs(.data$share_ratio - 1)), .groups = "drop")
 }
+
+#' Mean goodput per flow of each class over that of class 0 (srd: the R
+#' class's per-flow rate over the D class's, which the discipline aims to
+#' hold at k).
+#'
+#' @return `by`, `cls` (every class but 0), `per_flow_goodput_ratio`.
+summarise_per_flow_ratio <- function(flows, by) {
+  require_columns(flows, c(by, "cls"), "per-flow goodput ratio")
+  per_class <- flows |>
+    add_flow_goodput() |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "cls")))) |>
+    dplyr::summarise(per_flow_bps = mean(.data$flow_goodput_bps), .groups = "drop")
+  base <- dplyr::filter(per_class, .data$cls == 0) |>
+    dplyr::select(dplyr::all_of(by), base_bps = "per_flow_bps")
+  per_class |>
+    dplyr::filter(.data$cls != 0) |>
+    dplyr::inner_join(base, by = by) |>
+    dplyr::mutate(per_flow_goodput_ratio = dplyr::if_else(.data$base_bps > 0, .data$per_flow_bps / .data$base_bps, NA_real_)) |>
+    dplyr::select(dplyr::all_of(c(by, "cls", "per_flow_goodput_ratio")))
+}

@@ -43,3 +43,42 @@ summarise_band_sojourn <- function(packets, by, warmup_s = 0) {
       .groups = "drop"
     )
 }
+
+# The drop reasons of the discipline core's shared enum (docs/traces.md).
+drop_reasons <- c("overflow", "aqm", "precedence_local", "precedence_cross", "delay")
+
+#' Drops of each band of each queue of each run by reason (every reason of
+#' `drop_reasons`, 0 when none), and the band's drop ratio: drops over the
+#' packets that arrived at it (admitted, or dropped on arrival: a drop
+#' without a sojourn), over events at or after `warmup_s`.
+#'
+#' @param packets Collected packets table (`time_s`, `queue`, `event`, `band`, `sojourn_s`, `reason`).
+#' @return A list: `drops` (`by`, `queue`, `band`, `reason`, `dropped_pkts`)
+#'   and `ratios` (`by`, `queue`, `band`, `drop_ratio`).
+summarise_band_drops <- function(packets, by, warmup_s = 0) {
+  require_columns(packets, c(by, "time_s", "queue", "event", "band", "sojourn_s", "reason"), "band drops")
+  kept <- dplyr::filter(packets, .data$time_s >= warmup_s)
+  unknown <- setdiff(unique(kept$reason[kept$event == "drop"]), drop_reasons)
+  if (length(unknown) > 0) {
+    stop(sprintf("band drops: drop reasons must be among %s (found %s)", paste(drop_reasons, collapse = ", "),
+                 paste(unknown, collapse = ", ")))
+  }
+  cells <- c(by, "queue", "band")
+  bands <- dplyr::distinct(kept, dplyr::across(dplyr::all_of(cells)))
+  drops <- kept |>
+    dplyr::filter(.data$event == "drop") |>
+    dplyr::count(dplyr::across(dplyr::all_of(c(cells, "reason"))), name = "dropped_pkts")
+  drops <- tidyr::expand_grid(bands, reason = drop_reasons) |>
+    dplyr::left_join(drops, by = c(cells, "reason")) |>
+    dplyr::mutate(dropped_pkts = dplyr::coalesce(.data$dropped_pkts, 0L))
+  ratios <- kept |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(cells))) |>
+    dplyr::summarise(
+      arrived = sum(.data$event == "enq") + sum(.data$event == "drop" & is.na(.data$sojourn_s)),
+      dropped = sum(.data$event == "drop"),
+      .groups = "drop"
+    ) |>
+    dplyr::mutate(drop_ratio = dplyr::if_else(.data$arrived > 0, .data$dropped / .data$arrived, NA_real_)) |>
+    dplyr::select(-"arrived", -"dropped")
+  list(drops = drops, ratios = ratios)
+}

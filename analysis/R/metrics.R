@@ -10,13 +10,14 @@
 #
 #   metric: avg_fct_s            group: noncongestive
 #   metric: mean_backlog_pkts    band: 0            (queue: bottleneck:L)
+#   metric: dropped_pkts         band: 1   reason: precedence_cross
 #
 # `keys` says which of those columns a metric's rows carry. A key a spec leaves
 # out selects the rows where it is NA: the metric over all of them (avg_fct_s
 # without a group is over every bulk flow). The queue is the exception: it may
 # be left out when the runs traced one queue.
 
-metric_key_columns <- c("group", "cls", "queue", "band")
+metric_key_columns <- c("group", "cls", "queue", "band", "reason")
 
 metric_registry <- tibble::tribble(
   ~name, ~keys, ~unit, ~computed_by, ~description,
@@ -48,6 +49,14 @@ metric_registry <- tibble::tribble(
   "99th percentile (type 1) of the sojourn of a band's dequeued packets, after the warm-up (packets table)",
   "sojourn_max_s", "queue band", "s", "summarise_band_sojourn",
   "largest sojourn of a band's dequeued packets, after the warm-up (packets table)",
+  "dropped_pkts", "queue band reason", "packets", "summarise_band_drops",
+  "packets of a band of a traced queue dropped for a reason (drop_reasons; 0 when none), after the warm-up (packets table)",
+  "drop_ratio", "queue band", "1", "summarise_band_drops",
+  "packets of a band dropped / packets that arrived at it (admitted or dropped on arrival), after the warm-up (packets table)",
+  "per_flow_goodput_ratio", "cls", "1", "summarise_per_flow_ratio",
+  "mean goodput per flow of a class over that of class 0 (runs with more than one class; srd: R over D, to compare with k)",
+  "ps_worst_fct_s", "group", "s", "summarise_processor_sharing",
+  "worst completion time of the bulk tasks of a group (or of all) under processor sharing at the bottleneck rate: a lower bound",
   "tasks_completed", "", "tasks", "count_tasks_completed",
   "tasks whose last byte has arrived by a time t (the tasks_over_time figures; a time series, not a per-run value)"
 )
@@ -96,7 +105,8 @@ metric_selector_id <- function(selector) {
 
 #' Add any missing key column, typed, as NA (a table of run-level metrics has none).
 with_metric_keys <- function(df) {
-  empty <- list(group = NA_character_, cls = NA_integer_, queue = NA_character_, band = NA_integer_)
+  empty <- list(group = NA_character_, cls = NA_integer_, queue = NA_character_, band = NA_integer_,
+                reason = NA_character_)
   for (key in metric_key_columns) {
     if (!key %in% names(df)) df[[key]] <- rep(empty[[key]], nrow(df))
   }

@@ -7,13 +7,15 @@
 # t-interval over the seeds. A cell whose interval excludes 0 changed.
 #
 #   Rscript analysis/scripts/compare-runs.R --old DIR --new DIR [--out cells.csv]
+#   qlab diff OLD NEW [--out cells.csv]      (the same)
 #
 # Prints one Markdown row per scenario and backend: cells, cells identical in
 # every run, cells whose interval excludes 0 (at 95%, about 5% of cells would
 # by chance alone if the runs differed only by noise), and the largest
 # relative mean difference. Collected queue/packet tables written before they
 # had a `queue` column (one traced queue per run) are read as queue
-# `bottleneck:L`.
+# `bottleneck:L`. Then every claim whose verdict differs between the two
+# trees' analysis/<paper>/claims.csv.
 
 if (Sys.getenv("TZ") == "") Sys.setenv(TZ = "UTC")
 
@@ -119,7 +121,43 @@ main <- function() {
     cat("\nCells whose interval excludes 0:\n")
     print(as.data.frame(dplyr::select(changed, -"identical")), row.names = FALSE)
   }
+  verdict_changes(options$old, options$new)
 }
+
+#' Every claim whose verdict differs between the two trees' analysis/<paper>/claims.csv.
+verdict_changes <- function(old, new) {
+  read_claims <- function(results) {
+    files <- Sys.glob(file.path(results, "analysis", "*", "claims.csv"))
+    purrr::map_dfr(files, function(f) {
+      d <- readr::read_csv(f, col_types = readr::cols(.default = readr::col_character()), na = "NA")
+      if (!"ours" %in% names(d)) d$ours <- NA_character_
+      dplyr::transmute(d, paper = basename(dirname(f)), claim_id = .data$claim_id, verdict = .data$verdict,
+                       ours = .data$ours)
+    })
+  }
+  a <- read_claims(old)
+  b <- read_claims(new)
+  if (nrow(a) == 0 || nrow(b) == 0) {
+    cat("\nVerdicts: no analysis/<paper>/claims.csv in", if (nrow(a) == 0) old else new, "\n")
+    return(invisible(NULL))
+  }
+  both <- dplyr::full_join(a, b, by = c("paper", "claim_id"), suffix = c("_old", "_new"))
+  diff <- dplyr::filter(both, is.na(.data$verdict_old) | is.na(.data$verdict_new) |
+                          .data$verdict_old != .data$verdict_new)
+  cat(sprintf("\nVerdicts: %d claims in both, %d changed, %d only in the old tree, %d only in the new\n",
+              sum(!is.na(both$verdict_old) & !is.na(both$verdict_new)),
+              sum(!is.na(diff$verdict_old) & !is.na(diff$verdict_new)),
+              sum(is.na(both$verdict_new)), sum(is.na(both$verdict_old))))
+  if (nrow(diff) == 0) return(invisible(NULL))
+  cat("\n| paper | claim | old verdict | new verdict | new value |\n|---|---|---|---|---|\n")
+  for (i in seq_len(nrow(diff))) {
+    d <- diff[i, ]
+    cat(sprintf("| %s | %s | %s | %s | %s |\n", d$paper, d$claim_id, d$verdict_old %|NA|% "-",
+                d$verdict_new %|NA|% "-", gsub("\\|", "/", d$ours_new %|NA|% "")))
+  }
+}
+
+`%|NA|%` <- function(x, default) ifelse(is.na(x), default, x)
 
 `%||%` <- function(x, default) if (is.null(x)) default else x
 main()

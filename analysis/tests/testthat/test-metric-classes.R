@@ -50,3 +50,12 @@ test_that("the share deviation is the largest |share_ratio - 1| of a run", {
   expect_error(summarise_share_deviation(dplyr::mutate(ratios, share_ratio = NA_real_), c("series", "seed")),
                "must be known")
 })
+
+test_that("per-flow goodput of a class over class 0's", {
+  # class 0: two flows of 1 and 3 Mb/s (mean 2); class 1: one flow of 4 Mb/s
+  flows <- tibble::tibble(run = 1L, cls = c(0L, 0L, 1L), bytes_delivered = c(1e6, 3e6, 4e6) / 8,
+                          start_s = 0, end_s = 1, sim_end_s = 10)
+  out <- summarise_per_flow_ratio(flows, "run")
+  expect_equal(out$cls, 1L)
+  expect_equal(out$per_flow_goodput_ratio, 2)
+})

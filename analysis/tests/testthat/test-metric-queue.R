@@ -57,3 +57,28 @@ test_that("run metrics carry the queue and band of each queue metric", {
   # the other metrics are about the whole run: no queue
   expect_true(all(is.na(metrics$queue[metrics$metric == "system_goodput_bps"])))
 })
+
+test_that("drops per band and reason, zero for the reasons that did not occur, and the drop ratio", {
+  packets <- tibble::tibble(
+    run = 1L, queue = "q", time_s = c(1, 1, 2, 3, 4, 5, 6),
+    event = c("enq", "enq", "drop", "drop", "enq", "drop", "deq"),
+    band = c(0L, 0L, 0L, 0L, 1L, 1L, 0L),
+    sojourn_s = c(NA, NA, NA, 0.2, NA, NA, 0.1),
+    reason = c(NA, NA, "overflow", "delay", NA, "precedence_cross", NA)
+  )
+  out <- summarise_band_drops(packets, "run")
+  band0 <- out$drops[out$drops$band == 0, ]
+  expect_equal(nrow(band0), length(drop_reasons))
+  expect_equal(band0$dropped_pkts[band0$reason == "overflow"], 1L)
+  expect_equal(band0$dropped_pkts[band0$reason == "delay"], 1L)
+  expect_equal(band0$dropped_pkts[band0$reason == "aqm"], 0L)
+  # band 0: 2 admitted + 1 dropped on arrival arrived; 2 dropped (one at the head)
+  expect_equal(out$ratios$drop_ratio[out$ratios$band == 0], 2 / 3)
+  # band 1: 1 admitted + 1 dropped on arrival; 1 dropped
+  expect_equal(out$ratios$drop_ratio[out$ratios$band == 1], 1 / 2)
+  # the warm-up leaves out earlier events
+  expect_equal(summarise_band_drops(packets, "run", warmup_s = 4)$ratios$drop_ratio[1], NA_real_)
+  bad <- packets
+  bad$reason[3] <- "tired"
+  expect_error(summarise_band_drops(bad, "run"), "drop reasons must be among")
+})
