@@ -9,8 +9,10 @@ BACKENDS ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake --workflow-profile workflows/profiles/local
+# Progress and a summary on the terminal; Snakemake's whole log in a file (qlab/progress.py).
+WATCH = $(PY) -m qlab.progress --results $(RESULTS) --site reports/_site
 
-.PHONY: all setup build reproduce test test-docker lint clean help
+.PHONY: all setup build reproduce test test-docker fuzz lint clean help
 
 all: help
 
@@ -20,6 +22,7 @@ help:
 	@echo "make test                                        install what is missing and run every test"
 	@echo "make test-docker                                 build the images, compare an ns-3 job with native, run a Mininet job in its image"
 	@echo "make build                                       build the discipline core and the runners"
+	@echo "make fuzz [FUZZ_CASES=n]                         the scenario fuzz suite at length (hostile input)"
 
 setup:
 	@scripts/setup.sh
@@ -30,22 +33,22 @@ build: setup
 # Under docker the runners are built into the images (no native build).
 reproduce: $(if $(filter docker,$(RUNTIME)),setup,build)
 ifeq ($(RUNTIME),docker)
-	@$(VENV)/bin/qlab validate
+	@$(VENV)/bin/qlab validate --profile $(PROFILE)
 	@backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))"; \
-	$(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
-	    --config backends="$$backends" $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet rules -- images \
-	&& $(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
+	$(WATCH) --what "building the images" --no-summary --log $(RESULTS)/logs/images.log -- \
+	  $(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
+	    --config backends="$$backends" $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet host -- images \
+	&& $(WATCH) --log $(RESULTS)/logs/reproduce.log -- \
+	  $(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
 	    --config profile=$(PROFILE) results=$(RESULTS) backends="$$backends" \
-	    $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet rules reason host
-	@echo "report: $(abspath reports/_site/index.html)"
+	    $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet host
 else ifneq ($(RUNTIME),native)
 	@echo "make reproduce: RUNTIME=$(RUNTIME) is not available (native or docker)" >&2; exit 2
 else
-	@$(VENV)/bin/qlab validate
-	@$(SNAKEMAKE) --cores $(CORES) --config profile=$(PROFILE) results=$(RESULTS) \
-	    backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))" \
-	    --quiet rules reason host
-	@echo "report: $(abspath reports/_site/index.html)"
+	@$(VENV)/bin/qlab validate --profile $(PROFILE)
+	@$(WATCH) --log $(RESULTS)/logs/reproduce.log -- \
+	  $(SNAKEMAKE) --cores $(CORES) --config profile=$(PROFILE) results=$(RESULTS) \
+	    backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))" --quiet host
 endif
 
 test: setup
@@ -55,9 +58,23 @@ test: setup
 test-docker: setup
 	@tests/test_docker.sh
 
+# The scenario fuzz suite at length (make test runs 1,500 cases); FUZZ_CASES, FUZZ_SEED.
+FUZZ_CASES ?= 20000
+FUZZ_SEED ?= $(shell date +%s)
+fuzz: setup
+	@echo "fuzz: $(FUZZ_CASES) scenario cases, seed $(FUZZ_SEED) (rerun one with FUZZ_SEED=...)"
+	@mkdir -p results && ulimit -v 4194304 && $(PY) -m tests.fuzz_scenarios --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \
+	    --out results/fuzz-$(FUZZ_SEED).json > /dev/null \
+	  && echo "fuzz: no failures (results/fuzz-$(FUZZ_SEED).json)" \
+	  || { echo "fuzz: failures, see results/fuzz-$(FUZZ_SEED).json" >&2; exit 1; }
+
 lint: setup
 	@$(VENV)/bin/ruff check qlab tests benchmarks disciplines
+	@$(VENV)/bin/ruff format --check qlab tests benchmarks disciplines
 	@scripts/lint-workflow.sh
+	@$(VENV)/bin/snakefmt --check Snakefile workflows/
+	@$(VENV)/bin/hadolint containers/*/Dockerfile
+	@scripts/lint-shell.sh
 
 clean:
 	rm -rf build reports/_site

@@ -1,6 +1,7 @@
 # qlab: scenario files -> jobs -> simulation -> traces -> statistics -> report.
 # Run through `make reproduce`; see README.md. Rules live in workflows/.
 
+
 include: "workflows/common.smk"
 include: "workflows/build.smk"
 include: "workflows/simulate.smk"

@@ -130,8 +130,7 @@ def typed_params(kind: str, values: dict[str, Any]) -> dict[str, Any]:
     table = {p["name"]: p for p in disc["params"]}
     unknown = sorted(set(values) - set(table))
     if unknown:
-        raise ParamError(f"unknown parameter {unknown[0]!r} for {kind} "
-                         f"(valid: {', '.join(table) or 'none'})")
+        raise ParamError(f"unknown parameter {unknown[0]!r} for {kind} (valid: {', '.join(table) or 'none'})")
     return {name: typed_value(p, values.get(name, p["default"])) for name, p in table.items()}
 
 
@@ -158,11 +157,20 @@ def param_schema(p: dict[str, Any]) -> dict[str, Any]:
     if kind in ("u32", "u64"):
         return {"type": "integer", "minimum": p["min"], "maximum": p["max"], "description": desc}
     if kind == "ppm":
-        return {"type": "number", "minimum": p["min"] / 1e6, "maximum": p["max"] / 1e6,
-                "description": desc + " (at most 6 decimals)"}
+        return {
+            "type": "number",
+            "minimum": p["min"] / 1e6,
+            "maximum": p["max"] / 1e6,
+            "description": desc + " (at most 6 decimals)",
+        }
     if kind == "enum":
         return {"enum": p["choices"], "description": desc}
     if kind == "bool":
         return {"type": "boolean", "description": desc}
-    return {"type": "array", "minItems": 1, "maxItems": registry()["max_bands"],
-            "items": {"type": "integer", "minimum": p["min"], "maximum": p["max"]}, "description": desc}
+    return {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": registry()["max_bands"],
+        "items": {"type": "integer", "minimum": p["min"], "maximum": p["max"]},
+        "description": desc,
+    }

@@ -68,15 +68,17 @@ def group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]:
         elif spec["share"] != "rest":
             raw = spec["share"] * total
             n = {"ceil": math.ceil, "floor": math.floor, "round": round}[spec.get("rounding", "ceil")](
-                round(raw, 9))
+                round(raw, 9)
+            )
             counts[g] = max(int(n), spec.get("min_flows", 0))
     rest = [g for g, spec in workload["groups"].items() if spec.get("share") == "rest"]
     used = sum(counts.values())
     if rest:
         counts[rest[0]] = total - used
     if any(n < 0 for n in counts.values()) or sum(counts.values()) != total:
-        raise PlanError([f"{where}: workload.groups: group sizes {counts} do not add up to "
-                         f"workload.flows = {total}"])
+        raise PlanError(
+            [f"{where}: workload.groups: group sizes {counts} do not add up to workload.flows = {total}"]
+        )
     return [(g, counts[g]) for g in workload["groups"] if g in counts]
 
 
@@ -99,8 +101,9 @@ def on_periods(spec: dict[str, Any], start: float, stop: float, rng: random.Rand
     return periods
 
 
-def web_flows(group: str, spec: dict[str, Any], seed: int, first_id: int, duration_s: float,
-              where: str) -> list[dict[str, Any]]:
+def web_flows(
+    group: str, spec: dict[str, Any], seed: int, first_id: int, duration_s: float, where: str
+) -> list[dict[str, Any]]:
     """Web-like traffic: TCP transfers (bulk flows) arriving as a Poisson
     process of rate arrival_rate_per_s from start_offset_s until stop_s
     (default: the run's duration), each of a Pareto size with mean
@@ -118,12 +121,25 @@ def web_flows(group: str, spec: dict[str, Any], seed: int, first_id: int, durati
         if t >= stop:
             return flows
         if len(flows) == limit:
-            raise PlanError([f"{where}: workload.groups.{group}: more than max_flows = {limit} "
-                             "arrivals before stop_s; raise max_flows or lower arrival_rate_per_s"])
+            raise PlanError(
+                [
+                    f"{where}: workload.groups.{group}: more than max_flows = {limit} "
+                    "arrivals before stop_s; raise max_flows or lower arrival_rate_per_s"
+                ]
+            )
         size = max(1, round(scale / (1.0 - rng.random()) ** (1.0 / alpha)))
-        flows.append({"flow_id": first_id + len(flows), "app": "bulk", "group": group,
-                      "cls": spec.get("cls", 0), "prec": spec.get("prec", 0), "start_s": round(t, 9),
-                      "seg_bytes": spec["seg_bytes"], "bytes": size})
+        flows.append(
+            {
+                "flow_id": first_id + len(flows),
+                "app": "bulk",
+                "group": group,
+                "cls": spec.get("cls", 0),
+                "prec": spec.get("prec", 0),
+                "start_s": round(t, 9),
+                "seg_bytes": spec["seg_bytes"],
+                "bytes": size,
+            }
+        )
 
 
 def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any]]:
@@ -143,8 +159,9 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
                 "group": group,
                 "cls": spec.get("cls", 0),
                 "prec": spec.get("prec", 0),
-                "start_s": round(spec.get("start_offset_s", 0.0)
-                                 + (rng.uniform(0.0, jitter) if jitter > 0 else 0.0), 9),
+                "start_s": round(
+                    spec.get("start_offset_s", 0.0) + (rng.uniform(0.0, jitter) if jitter > 0 else 0.0), 9
+                ),
             }
             if app in UDP_DEFAULTS:
                 udp = {**UDP_DEFAULTS[app], **{k: spec[k] for k in UDP_FIELDS if k in spec}}
@@ -152,8 +169,11 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
                 # flow or a group leaves the others' schedules unchanged.
                 flow_rng = random.Random(f"{seed}/on-off/{flow['flow_id']}")
                 stop = float(udp.get("stop_s", doc["duration_s"]))
-                flow.update(pkt_bytes=udp["pkt_bytes"], rate_bps=udp["rate_bps"],
-                            on_periods=on_periods({"app": app, **udp}, flow["start_s"], stop, flow_rng))
+                flow.update(
+                    pkt_bytes=udp["pkt_bytes"],
+                    rate_bps=udp["rate_bps"],
+                    on_periods=on_periods({"app": app, **udp}, flow["start_s"], stop, flow_rng),
+                )
             else:
                 flow.update(seg_bytes=spec["seg_bytes"], bytes=spec["task_bytes"])
             flows.append(flow)
@@ -178,8 +198,14 @@ def udp_packets(periods_ns: list[list[int]], interval_ns: int) -> int:
 # building a plan
 
 
-def _pairs(doc: dict[str, Any], flows: list[dict[str, Any]], routers: list[str], g_from: str | None,
-           g_to: str | None, where: str) -> tuple[list[tuple[str, str, str, dict[str, Any]]], list[int]]:
+def _pairs(
+    doc: dict[str, Any],
+    flows: list[dict[str, Any]],
+    routers: list[str],
+    g_from: str | None,
+    g_to: str | None,
+    where: str,
+) -> tuple[list[tuple[str, str, str, dict[str, Any]]], list[int]]:
     """Host pairs (group, from, to, access) and each flow's pair index."""
     topo = doc["topology"]
     by_group: dict[str, list[int]] = {}
@@ -191,18 +217,28 @@ def _pairs(doc: dict[str, Any], flows: list[dict[str, Any]], routers: list[str],
         spec = doc["workload"]["groups"][group]
         frm, to = spec.get("from", g_from), spec.get("to", g_to)
         if frm is None or to is None:
-            raise PlanError([f"{where}: workload.groups.{group}: a {topo['kind']} topology needs "
-                             "`from` and `to` (router names) on every group"])
+            raise PlanError(
+                [
+                    f"{where}: workload.groups.{group}: a {topo['kind']} topology needs "
+                    "`from` and `to` (router names) on every group"
+                ]
+            )
         for key, router in (("from", frm), ("to", to)):
             if router not in routers:
-                raise PlanError([f"{where}: workload.groups.{group}.{key}: no router {router!r} "
-                                 f"(routers: {', '.join(routers)})"])
+                raise PlanError(
+                    [
+                        f"{where}: workload.groups.{group}.{key}: no router {router!r} "
+                        f"(routers: {', '.join(routers)})"
+                    ]
+                )
         if frm == to:
             raise PlanError([f"{where}: workload.groups.{group}: from and to are the same router {frm!r}"])
         default_hosts = DEFAULT_WEB_HOSTS if spec.get("app") == "web" else len(members)
         n_pairs = max(1, min(int(spec.get("hosts", default_hosts)), len(members)))
-        access = {"rate_bps": int(spec.get("access_rate_bps", topo["access_rate_bps"])),
-                  "delay_ns": ns(spec.get("access_delay_s", topo["access_delay_s"]))}
+        access = {
+            "rate_bps": int(spec.get("access_rate_bps", topo["access_rate_bps"])),
+            "delay_ns": ns(spec.get("access_delay_s", topo["access_delay_s"])),
+        }
         first = len(pairs)
         pairs += [(group, frm, to, access)] * n_pairs
         for k, i in enumerate(members):
@@ -222,8 +258,13 @@ def build_workload(doc: dict[str, Any], seed: int, where: str) -> dict[str, Any]
     try:
         routers, _, g_from, g_to = topology.router_graph(topo, DEFAULT_MTU)
         pairs, pair_of = _pairs(doc, drawn, routers, g_from, g_to, where)
-        mtu = max([DEFAULT_MTU] + [f["pkt_bytes"] if f["app"] in UDP_APPS else f["seg_bytes"]
-                                   + TCP_HEADER_ALLOWANCE for f in drawn])
+        mtu = max(
+            [DEFAULT_MTU]
+            + [
+                f["pkt_bytes"] if f["app"] in UDP_APPS else f["seg_bytes"] + TCP_HEADER_ALLOWANCE
+                for f in drawn
+            ]
+        )
         graph = topology.build(doc, pairs, min(mtu, 65535))
     except topology.TopologyError as exc:
         raise PlanError([f"{where}: {exc}"]) from None
@@ -234,8 +275,9 @@ def build_workload(doc: dict[str, Any], seed: int, where: str) -> dict[str, Any]
                 try:
                     link["queues"][node] = series_queue(q)
                 except core.ParamError as exc:
-                    raise PlanError([f"{where}: topology.links ({link['id']}, queue at {node}): "
-                                     f"{exc}"]) from None
+                    raise PlanError(
+                        [f"{where}: topology.links ({link['id']}, queue at {node}): {exc}"]
+                    ) from None
     flows = []
     next_port: dict[str, int] = {}
     for f in drawn:
@@ -244,25 +286,54 @@ def build_workload(doc: dict[str, Any], seed: int, where: str) -> dict[str, Any]
         sport = next_port.setdefault(src, FIRST_SRC_PORT)
         dport = next_port.setdefault(dst, FIRST_DST_PORT)
         if sport > 65535 or dport > 65535:
-            raise PlanError([f"{where}: workload.groups.{f['group']}: more flows on one host than ports; "
-                             "raise the group's hosts"])
+            raise PlanError(
+                [
+                    f"{where}: workload.groups.{f['group']}: more flows on one host than ports; "
+                    "raise the group's hosts"
+                ]
+            )
         next_port[src], next_port[dst] = sport + 1, dport + 1
-        flow = {"flow_id": f["flow_id"], "app": f["app"], "group": f["group"], "src": src, "dst": dst,
-                "src_port": sport, "dst_port": dport, "tos": f["cls"] << 5 | f["prec"] << 3,
-                "cls": f["cls"], "prec": f["prec"], "start_ns": ns(f["start_s"])}
+        flow = {
+            "flow_id": f["flow_id"],
+            "app": f["app"],
+            "group": f["group"],
+            "src": src,
+            "dst": dst,
+            "src_port": sport,
+            "dst_port": dport,
+            "tos": f["cls"] << 5 | f["prec"] << 3,
+            "cls": f["cls"],
+            "prec": f["prec"],
+            "start_ns": ns(f["start_s"]),
+        }
         if f["app"] in UDP_APPS:
             interval = udp_interval_ns(f["pkt_bytes"], int(f["rate_bps"]))
             periods = [[ns(a), ns(b)] for a, b in f["on_periods"]]
-            flow.update(pkt_bytes=f["pkt_bytes"], rate_bps=int(f["rate_bps"]), interval_ns=interval,
-                        on_periods_ns=periods, packets=udp_packets(periods, interval))
+            flow.update(
+                pkt_bytes=f["pkt_bytes"],
+                rate_bps=int(f["rate_bps"]),
+                interval_ns=interval,
+                on_periods_ns=periods,
+                packets=udp_packets(periods, interval),
+            )
         else:
             flow.update(seg_bytes=f["seg_bytes"], bytes=int(f["bytes"]))
         flows.append(flow)
     return {"graph": graph, "flows": flows}
 
 
-def build(doc: dict[str, Any], *, scenario: str, paper: str, backend: str, series: str, point: str,
-          point_values: dict[str, Any], seed: int, workload: dict[str, Any]) -> dict[str, Any]:
+def build(
+    doc: dict[str, Any],
+    *,
+    scenario: str,
+    paper: str,
+    backend: str,
+    series: str,
+    point: str,
+    point_values: dict[str, Any],
+    seed: int,
+    workload: dict[str, Any],
+) -> dict[str, Any]:
     """The plan of one run (docs/jobs.md). `doc` is the resolved scenario at
     the point, `workload` what build_workload made for the seed."""
     try:
@@ -285,22 +356,30 @@ def build(doc: dict[str, Any], *, scenario: str, paper: str, backend: str, serie
         "stop_when_done": bool(doc["stop_when_done"]),
         "udp_drain_ns": UDP_DRAIN_NS,
         "tcp": {
-            "variant": tcp["variant"], "sack": bool(tcp["sack"]), "timestamps": bool(tcp["timestamps"]),
+            "variant": tcp["variant"],
+            "sack": bool(tcp["sack"]),
+            "timestamps": bool(tcp["timestamps"]),
             "window_scaling": bool(tcp["window_scaling"]),
             "initial_cwnd_segments": int(tcp["initial_cwnd_segments"]),
-            "delayed_ack_count": int(tcp["delayed_ack_count"]), "min_rto_ns": ns(tcp["min_rto_s"]),
-            "syn_timeout_ns": ns(tcp["syn_timeout_s"]), "rcv_buf_bytes": int(tcp["rcv_buf_bytes"]),
-            "snd_buf_bytes": int(tcp["snd_buf_bytes"]), "handshake": bool(tcp.get("handshake", True)),
+            "delayed_ack_count": int(tcp["delayed_ack_count"]),
+            "min_rto_ns": ns(tcp["min_rto_s"]),
+            "syn_timeout_ns": ns(tcp["syn_timeout_s"]),
+            "rcv_buf_bytes": int(tcp["rcv_buf_bytes"]),
+            "snd_buf_bytes": int(tcp["snd_buf_bytes"]),
+            "handshake": bool(tcp.get("handshake", True)),
         },
         # shared by every series and backend of the seed: plans are read-only
         "nodes": graph.nodes,
         "links": links,
         "routes": graph.routes,
         "flows": workload["flows"],
-        "trace": {"queue_sample_interval_ns": ns(doc["trace"]["queue_sample_interval_s"]),
-                  "packets": bool(doc["trace"]["packets"]), "queues": traced,
-                  "tcp": tcp_traced(doc["trace"].get("tcp", False), workload["flows"]),
-                  "tcp_sample_interval_ns": ns(doc["trace"].get("tcp_sample_interval_s", 0.1))},
+        "trace": {
+            "queue_sample_interval_ns": ns(doc["trace"]["queue_sample_interval_s"]),
+            "packets": bool(doc["trace"]["packets"]),
+            "queues": traced,
+            "tcp": tcp_traced(doc["trace"].get("tcp", False), workload["flows"]),
+            "tcp_sample_interval_ns": ns(doc["trace"].get("tcp_sample_interval_s", 0.1)),
+        },
     }
 
 
@@ -329,11 +408,17 @@ def schema() -> dict[str, Any]:
     rules = defs["queue"]["allOf"]
     for name, disc in core.disciplines().items():
         defs[f"disc_{name}"] = {
-            "type": "object", "additionalProperties": False, "required": [p["name"] for p in disc["params"]],
+            "type": "object",
+            "additionalProperties": False,
+            "required": [p["name"] for p in disc["params"]],
             "properties": {p["name"]: core.param_schema(p) for p in disc["params"]},
         }
-        rules.append({"if": {"properties": {"kind": {"const": name}}},
-                      "then": {"properties": {"params": {"$ref": f"#/$defs/disc_{name}"}}}})
+        rules.append(
+            {
+                "if": {"properties": {"kind": {"const": name}}},
+                "then": {"properties": {"params": {"$ref": f"#/$defs/disc_{name}"}}},
+            }
+        )
     return doc
 
 
@@ -353,20 +438,49 @@ def _where(path: list[Any]) -> str:
     """A field path as the plan's readers write it: links[3].queues.L.params."""
     out = ""
     for p in path:
-        out += f"[{p}]" if isinstance(p, int) or (isinstance(p, str) and p.isdigit()) \
+        out += (
+            f"[{p}]"
+            if isinstance(p, int) or (isinstance(p, str) and p.isdigit())
             else (f".{p}" if out else str(p))
+        )
     return out or "(top level)"
+
+
+def _loose_numbers(doc: Any) -> bool:
+    """Whether a document holds a float a lenient validator would let
+    through: NaN or infinite (a number to JSON Schema), or integral (2.0
+    is an integer to JSON Schema and fastjsonschema; not to a runner)."""
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float) and (v.is_integer() or not math.isfinite(v)):
+            return True
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+@functools.cache
+def _strict_validator() -> Any:
+    from qlab.scenario import StrictValidator  # integer: int only; number: finite only
+
+    return StrictValidator(schema())
 
 
 def schema_problems(plan: Any) -> list[str]:
     from qlab.scenario import describe_error  # the scenario's wording of schema errors
 
+    strict = _loose_numbers(plan)
     try:
         _fast_validator()(plan)
-        return []
+        if not strict:
+            return []
     except fastjsonschema.JsonSchemaException:
         pass
-    errors = sorted(_validator().iter_errors(plan), key=lambda e: [str(p) for p in e.absolute_path])
+    validator = _strict_validator() if strict else _validator()
+    errors = sorted(validator.iter_errors(plan), key=lambda e: [str(p) for p in e.absolute_path])
     out = []
     for err in errors:
         if err.validator in ("allOf", "if", "then") and err.context:
@@ -384,13 +498,18 @@ def _lpm(routes: list[tuple[ipaddress.IPv4Network, str]], addr: ipaddress.IPv4Ad
     return best[1] if best else None
 
 
-def _path_problem(src: str, dst: str, nodes: dict[str, Any], adj: dict[str, list[tuple[str, str]]],
-                  routes: dict[str, list[tuple[ipaddress.IPv4Network, str]]],
-                  links: dict[str, Any]) -> str | None:
+def _path_problem(
+    src: str,
+    dst: str,
+    nodes: dict[str, Any],
+    adj: dict[str, list[tuple[str, str]]],
+    routes: dict[str, list[tuple[ipaddress.IPv4Network, str]]],
+    links: dict[str, Any],
+) -> str | None:
     """Follow the plan from host src to host dst: its one link, then each
     router's longest-prefix route, until the router dst hangs off."""
     dst_addr = ipaddress.IPv4Address(nodes[dst]["address"])
-    (here, _), = adj[src]
+    ((here, _),) = adj[src]
     for _ in range(len(nodes) + 1):
         if nodes[here]["kind"] == "host":
             return f"the path from {src} reaches host {here}, not {dst}"
@@ -398,8 +517,9 @@ def _path_problem(src: str, dst: str, nodes: dict[str, Any], adj: dict[str, list
             return None
         lid = _lpm(routes.get(here, []), dst_addr)
         if lid is None:
-            return (f"no route at {here} to {dst} ({dst_addr}); routes of {here}: "
-                    + (", ".join(str(n) for n, _ in routes.get(here, [])) or "none"))
+            return f"no route at {here} to {dst} ({dst_addr}); routes of {here}: " + (
+                ", ".join(str(n) for n, _ in routes.get(here, [])) or "none"
+            )
         link = links[lid]
         here = link["b"] if link["a"] == here else link["a"]
     return f"the routes from {src} to {dst} loop"
@@ -427,8 +547,10 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
         if link["a"] == link["b"]:
             out.append(f"{where}: a link joins two different nodes")
         if set(link["queues"]) != {link["a"], link["b"]}:
-            out.append(f"{where}.queues: expected one queue per end, keyed {link['a']!r} and {link['b']!r}, "
-                       f"got {', '.join(map(repr, link['queues']))}")
+            out.append(
+                f"{where}.queues: expected one queue per end, keyed {link['a']!r} and {link['b']!r}, "
+                f"got {', '.join(map(repr, link['queues']))}"
+            )
         for node, q in link["queues"].items():
             if q["kind"] in core.names():
                 # the schema has the types and ranges; the decimals of a ppm
@@ -489,13 +611,17 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
             if f["pkt_bytes"] > min(links[lid]["mtu_bytes"] for _, lid in adj.get(f["src"], [])):
                 out.append(f"{where}.pkt_bytes: larger than the link MTU")
             if f["interval_ns"] != udp_interval_ns(f["pkt_bytes"], f["rate_bps"]):
-                out.append(f"{where}.interval_ns: expected {udp_interval_ns(f['pkt_bytes'], f['rate_bps'])} "
-                           "(8e9 * pkt_bytes / rate_bps, rounded half up)")
+                out.append(
+                    f"{where}.interval_ns: expected {udp_interval_ns(f['pkt_bytes'], f['rate_bps'])} "
+                    "(8e9 * pkt_bytes / rate_bps, rounded half up)"
+                )
             last = f["start_ns"]
             for k, (s, e) in enumerate(f["on_periods_ns"]):
                 if s < last or e < s:
-                    out.append(f"{where}.on_periods_ns[{k}]: periods start at or after start_ns, are sorted, "
-                               "do not overlap and end after they start")
+                    out.append(
+                        f"{where}.on_periods_ns[{k}]: periods start at or after start_ns, are sorted, "
+                        "do not overlap and end after they start"
+                    )
                     break
                 last = e
             else:

@@ -14,15 +14,24 @@ from typing import Any
 from qlab import __version__, paths
 from qlab import scenario as sc
 
-DEBIAN_PACKAGES = ("libns3-dev", "r-base-core", "r-cran-tidyverse", "r-cran-knitr",
-                   "r-cran-rmarkdown", "pandoc", "gcc", "cmake")
+DEBIAN_PACKAGES = (
+    "libns3-dev",
+    "r-base-core",
+    "r-cran-tidyverse",
+    "r-cran-knitr",
+    "r-cran-rmarkdown",
+    "pandoc",
+    "gcc",
+    "cmake",
+)
 PYTHON_PACKAGES = ("snakemake", "pyyaml", "jsonschema")
 
 
 def _git(*args: str) -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(paths.ROOT), *args], capture_output=True,
-                             text=True, check=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(paths.ROOT), *args], capture_output=True, text=True, check=True, timeout=10
+        )
         return out.stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
@@ -30,8 +39,9 @@ def _git(*args: str) -> str | None:
 
 def _dpkg_version(pkg: str) -> str | None:
     try:
-        out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True,
-                             text=True, timeout=10)
+        out = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -62,10 +72,17 @@ def _images(results: Path | None) -> dict[str, Any]:
     names = [n for n in os.environ.get("QLAB_IMAGES", "").split(",") if n]
     stamps = containers.stamps(names) if out["runtime"] == "docker" else {}
     out["images"] = [
-        {"name": n, "tag": d.get("tag"), "id": d.get("id"), "base": d.get("base"),
-         "built_from_commit": (d.get("labels") or {}).get("org.opencontainers.image.revision"),
-         "created": d.get("created"), "size_bytes": d.get("size_bytes"),
-         "manifest_sha256": d.get("manifest_sha256"), "manifest": d.get("manifest")}
+        {
+            "name": n,
+            "tag": d.get("tag"),
+            "id": d.get("id"),
+            "base": d.get("base"),
+            "built_from_commit": (d.get("labels") or {}).get("org.opencontainers.image.revision"),
+            "created": d.get("created"),
+            "size_bytes": d.get("size_bytes"),
+            "manifest_sha256": d.get("manifest_sha256"),
+            "manifest": d.get("manifest"),
+        }
         for n, d in stamps.items()
     ]
     used: dict[tuple, int] = {}
@@ -77,8 +94,10 @@ def _images(results: Path | None) -> dict[str, Any]:
         img = img if isinstance(img, dict) else {}  # native runs: name, tag and id None
         key = (img.get("name"), img.get("tag"), img.get("id"))
         used[key] = used.get(key, 0) + 1
-    out["run_images"] = [{"name": k[0], "tag": k[1], "id": k[2], "runs": v}
-                         for k, v in sorted(used.items(), key=lambda kv: str(kv[0]))]
+    out["run_images"] = [
+        {"name": k[0], "tag": k[1], "id": k[2], "runs": v}
+        for k, v in sorted(used.items(), key=lambda kv: str(kv[0]))
+    ]
     return out
 
 
@@ -105,8 +124,11 @@ def changes(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
         return out
 
     old, new = flat(previous), flat(current)
-    return [f"{k}: {old.get(k) or 'absent'} -> {new.get(k) or 'absent'}"
-            for k in sorted(old.keys() | new.keys()) if old.get(k) != new.get(k)]
+    return [
+        f"{k}: {old.get(k) or 'absent'} -> {new.get(k) or 'absent'}"
+        for k in sorted(old.keys() | new.keys())
+        if old.get(k) != new.get(k)
+    ]
 
 
 def collect(scenarios: list[sc.Scenario], profile: str, results: Path | None = None) -> dict[str, Any]:
@@ -128,9 +150,15 @@ def collect(scenarios: list[sc.Scenario], profile: str, results: Path | None = N
         "profile": profile,
         "qlab_version": __version__,
         "scenarios": [
-            {"id": s.id, "file": _rel(s.file), "sha256": scenario_sha256(s),
-             "seeds": sc.resolve(s, profile)["seeds"], "backends": sc.resolve(s, profile)["backends"]}
-            for s in scenarios if not s.abstract
+            {
+                "id": s.id,
+                "file": _rel(s.file),
+                "sha256": scenario_sha256(s),
+                "seeds": sc.resolve(s, profile)["seeds"],
+                "backends": sc.resolve(s, profile)["backends"],
+            }
+            for s in scenarios
+            if not s.abstract
         ],
         "packages": packages,
         "python_packages": py,
@@ -151,8 +179,10 @@ def write(out: Path, scenarios: list[sc.Scenario], profile: str) -> None:
         previous = None
     doc["changes_since_previous"] = changes(previous, doc) if previous else []
     if previous and doc["changes_since_previous"]:
-        print(f"warning: versions differ from the previous report's ({previous.get('git_commit')}):",
-              file=sys.stderr)
+        print(
+            f"warning: versions differ from the previous report's ({previous.get('git_commit')}):",
+            file=sys.stderr,
+        )
         for line in doc["changes_since_previous"]:
             print(f"  {line}", file=sys.stderr)
     text = sc.canonical_json(doc)
@@ -172,6 +202,8 @@ def warn_changes(path: Path, since: float) -> None:
     except (OSError, ValueError):
         return
     if changed:
-        print(f"warning: {len(changed)} package or image versions differ from the previous report's "
-              f"(listed in {path} and on the provenance page), e.g. {changed[0]}", file=sys.stderr)
-
+        print(
+            f"warning: {len(changed)} package or image versions differ from the previous report's "
+            f"(listed in {path} and on the provenance page), e.g. {changed[0]}",
+            file=sys.stderr,
+        )

@@ -3,9 +3,12 @@ finalise the trace tables and place them atomically.
 
 The same for every backend: nothing starts unless the plan passes the
 validator (docs/job.schema.json plus qlab.plan's rules) and the backend
-can build it; nothing lands unless the raw facts pass too. A run that
-fails leaves its work directory as ``.<dir>.failed`` and nothing in the
-results directory itself.
+can build it; nothing lands unless the raw facts pass too. The run works
+in ``.<dir>.work-<pid>`` beside its results directory: a run that fails
+leaves it as ``.<dir>.failed`` (replacing an older one; removed when the job
+next succeeds) and nothing in the results directory itself; an interrupted
+run (SIGINT, SIGTERM, SIGHUP) removes it; a killed one's is swept by the
+next run of the job or of the workflow (qlab.resume).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from qlab import __version__, backends, finalise, traces
+from qlab import __version__, backends, finalise, resume, traces
 
 
 class JobError(Exception):
@@ -51,22 +54,66 @@ def load_plan(job_file: Path) -> tuple[bytes, dict[str, Any]]:
 def run_job(job_file: Path, out_dir: Path, log: Path | None = None) -> dict[str, Any]:
     raw, plan = load_plan(job_file)
     backend = backends.get(plan["backend"])
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    # work directories of killed runs of this job (nobody holds them)
+    resume.sweep(out_dir.parent, f".{out_dir.name}.work-*")
     work = out_dir.parent / f".{out_dir.name}.work-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    facts = backend.run(job_file, work, log)
+    failed = out_dir.parent / f".{out_dir.name}.failed"
+    lock = resume.work_dir(work)
+    kept = False
 
-    def fail(problems: list[str]) -> JobError:
-        failed = out_dir.parent / f".{out_dir.name}.failed"
+    def keep() -> Path:
+        nonlocal kept
         shutil.rmtree(failed, ignore_errors=True)
         work.rename(failed)
-        return JobError(f"{job_file}: the {plan['backend']} run's traces failed validation "
-                        f"(kept in {failed}):\n  " + "\n  ".join(problems))
+        kept = True
+        return failed
+
+    # The work directory goes on every path: kept as .failed when the run
+    # failed (to look at), removed otherwise, SIGTERM and SIGHUP included;
+    # after a SIGKILL the next run of the job (or of the workflow) sweeps it.
+    try:
+        with resume.signals_raise():
+            try:
+                facts = backend.run(job_file, work, log)
+            except backends.BackendError as exc:
+                if any(work.iterdir()):
+                    raise backends.BackendError(f"{exc} (its work directory is kept in {keep()})") from None
+                raise
+            run = _finish(job_file, raw, plan, facts, work, keep)
+            _place(work, out_dir)
+    finally:
+        os.close(lock)
+        if not kept:
+            shutil.rmtree(work, ignore_errors=True)
+    for older in (failed, out_dir.parent / f".{out_dir.name}.damaged"):
+        shutil.rmtree(older, ignore_errors=True)
+    return run
+
+
+def _finish(
+    job_file: Path, raw: bytes, plan: dict[str, Any], facts: dict[str, Any], work: Path, keep: Any
+) -> dict[str, Any]:
+    """Check the raw facts, finalise the tables and write run.json in work."""
+
+    def fail(problems: list[str]) -> JobError:
+        return JobError(
+            f"{job_file}: the {plan['backend']} run's traces failed validation "
+            f"(kept in {keep()}):\n  " + "\n  ".join(problems)
+        )
 
     problems, tables = finalise.check_raw(work, plan, facts)
     if problems:
         raise fail(problems)
     all_completed = finalise.finalise(work, plan, facts, tables)
+    # The flows' raw facts stay (small; the tables can be derived again from
+    # them and the plan); queue, packet and tcp facts are in the tables.
+    traces.atomic_write_bytes(
+        work / "flow_facts.csv.gz", traces.gzip_bytes((work / "flow_facts.csv").read_bytes())
+    )
+    for name in ("flow_facts.csv", "queue_facts.csv", "packet_facts.csv", "tcp_facts.csv", "runner.json"):
+        (work / name).unlink(missing_ok=True)
     run = {
         "schema": traces.RUN_SCHEMA,
         "scenario": plan["scenario"],
@@ -85,6 +132,11 @@ def run_job(job_file: Path, out_dir: Path, log: Path | None = None) -> dict[str,
         "runner_cpu_s": facts.get("runner_cpu_s"),
         "valid": facts.get("valid", True),
         "invalid_reasons": facts.get("invalid_reasons", []),
+        # each table's size, SHA-256 and rows: qlab collect and the workflow
+        # check the tables against them before trusting a run
+        "tables": {
+            name: traces.file_record(work / name) for name in traces.TABLE_FILES if (work / name).exists()
+        },
     }
     for key in ("fidelity", "launch_wall_s"):  # emulation backends
         if facts.get(key) is not None:
@@ -94,21 +146,24 @@ def run_job(job_file: Path, out_dir: Path, log: Path | None = None) -> dict[str,
 
         run["image"] = containers.current_image()
     (work / "run.json").write_text(json.dumps(run, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    # The flows' raw facts stay (small; the tables can be derived again from
-    # them and the plan); queue, packet and tcp facts are in the tables.
-    traces.atomic_write_bytes(work / "flow_facts.csv.gz",
-                              traces.gzip_bytes((work / "flow_facts.csv").read_bytes()))
-    for name in ("flow_facts.csv", "queue_facts.csv", "packet_facts.csv", "tcp_facts.csv", "runner.json"):
-        (work / name).unlink(missing_ok=True)
-    problems = traces.check_dir(work)
+    problems = traces.check_dir(work, job=job_file)
     if problems:
         raise fail(problems)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    # run.json last: its presence marks a complete result.
-    for name in sorted(p.name for p in work.iterdir() if p.name != "run.json") + ["run.json"]:
-        (work / name).replace(out_dir / name)
-    shutil.rmtree(work, ignore_errors=True)
     return run
+
+
+def _place(work: Path, out_dir: Path) -> None:
+    """Move the run's files into out_dir; run.json last: its presence marks
+    a complete result. Tables of an earlier run the new one has not go."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "run.json").unlink(missing_ok=True)
+    names = sorted(p.name for p in work.iterdir() if p.name != "run.json")
+    for name in names:
+        (work / name).replace(out_dir / name)
+    for name in traces.TABLE_FILES:
+        if name not in names:
+            (out_dir / name).unlink(missing_ok=True)
+    (work / "run.json").replace(out_dir / "run.json")
 
 
 def _discipline(plan: dict[str, Any]) -> dict[str, Any]:

@@ -58,21 +58,42 @@ class Graph:
     default_to: str | None = None
 
 
-def router_graph(topo: dict[str, Any],
-                  mtu: int) -> tuple[list[str], list[dict[str, Any]], str | None, str | None]:
+def router_graph(
+    topo: dict[str, Any], mtu: int
+) -> tuple[list[str], list[dict[str, Any]], str | None, str | None]:
     kind = topo["kind"]
     if kind == "dumbbell":
-        return ["L", "R"], [{
-            "id": "bottleneck", "a": "L", "b": "R", "rate_bps": int(topo["bottleneck_rate_bps"]),
-            "delay_ns": ns(topo["bottleneck_delay_s"]), "mtu_bytes": mtu,
-            "queues": {"L": SERIES, "R": dict(LOSSLESS)}}], "L", "R"
+        return (
+            ["L", "R"],
+            [
+                {
+                    "id": "bottleneck",
+                    "a": "L",
+                    "b": "R",
+                    "rate_bps": int(topo["bottleneck_rate_bps"]),
+                    "delay_ns": ns(topo["bottleneck_delay_s"]),
+                    "mtu_bytes": mtu,
+                    "queues": {"L": SERIES, "R": dict(LOSSLESS)},
+                }
+            ],
+            "L",
+            "R",
+        )
     if kind == "parking_lot":
         hops = int(topo["hops"])
         routers = [f"r{i}" for i in range(hops + 1)]
-        links = [{"id": f"hop{i}", "a": routers[i - 1], "b": routers[i],
-                  "rate_bps": int(topo["hop_rate_bps"]), "delay_ns": ns(topo["hop_delay_s"]),
-                  "mtu_bytes": mtu, "queues": {routers[i - 1]: SERIES, routers[i]: dict(LOSSLESS)}}
-                 for i in range(1, hops + 1)]
+        links = [
+            {
+                "id": f"hop{i}",
+                "a": routers[i - 1],
+                "b": routers[i],
+                "rate_bps": int(topo["hop_rate_bps"]),
+                "delay_ns": ns(topo["hop_delay_s"]),
+                "mtu_bytes": mtu,
+                "queues": {routers[i - 1]: SERIES, routers[i]: dict(LOSSLESS)},
+            }
+            for i in range(1, hops + 1)
+        ]
         return routers, links, routers[0], routers[-1]
     if kind == "graph":
         routers = list(topo["routers"])
@@ -81,8 +102,9 @@ def router_graph(topo: dict[str, Any],
             where = f"topology.links.{i}"
             for end in ("a", "b"):
                 if spec[end] not in routers:
-                    raise TopologyError(f"{where}.{end}: no router {spec[end]!r} "
-                                        f"(routers: {', '.join(routers)})")
+                    raise TopologyError(
+                        f"{where}.{end}: no router {spec[end]!r} (routers: {', '.join(routers)})"
+                    )
             if spec["a"] == spec["b"]:
                 raise TopologyError(f"{where}: a link joins two different routers")
 
@@ -94,16 +116,24 @@ def router_graph(topo: dict[str, Any],
                     return dict(LOSSLESS)
                 return {"kind": q["kind"], "params": dict(q.get("params") or {})}
 
-            links.append({"id": spec.get("id", f"{spec['a']}-{spec['b']}"), "a": spec["a"], "b": spec["b"],
-                          "rate_bps": int(spec["rate_bps"]), "delay_ns": ns(spec["delay_s"]),
-                          "mtu_bytes": mtu,
-                          "queues": {spec["a"]: queue("a"), spec["b"]: queue("b")}})
+            links.append(
+                {
+                    "id": spec.get("id", f"{spec['a']}-{spec['b']}"),
+                    "a": spec["a"],
+                    "b": spec["b"],
+                    "rate_bps": int(spec["rate_bps"]),
+                    "delay_ns": ns(spec["delay_s"]),
+                    "mtu_bytes": mtu,
+                    "queues": {spec["a"]: queue("a"), spec["b"]: queue("b")},
+                }
+            )
         return routers, links, None, None
     raise TopologyError(f"topology.kind: unknown kind {kind!r}")
 
 
-def _routes(routers: list[str], links: list[dict[str, Any]],
-            prefixes: dict[str, str]) -> list[dict[str, Any]]:
+def _routes(
+    routers: list[str], links: list[dict[str, Any]], prefixes: dict[str, str]
+) -> list[dict[str, Any]]:
     """Each router's route to every other router's prefix: the first link of
     a fewest-hops path (breadth-first from the router; links in list order)."""
     adj: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
@@ -157,9 +187,17 @@ def build(doc: dict[str, Any], pairs: list[tuple[str, str, str, dict[str, Any]]]
         sinks.append(d)
         for h, r in ((s, frm), (d, to)):
             a, b = (h["id"], r) if h is s else (r, h["id"])
-            access.append({"id": f"{h['id']}-{r}" if h is s else f"{r}-{h['id']}", "a": a, "b": b,
-                           "rate_bps": acc["rate_bps"], "delay_ns": acc["delay_ns"], "mtu_bytes": mtu,
-                           "queues": {a: dict(LOSSLESS), b: dict(LOSSLESS)}})
+            access.append(
+                {
+                    "id": f"{h['id']}-{r}" if h is s else f"{r}-{h['id']}",
+                    "a": a,
+                    "b": b,
+                    "rate_bps": acc["rate_bps"],
+                    "delay_ns": acc["delay_ns"],
+                    "mtu_bytes": mtu,
+                    "queues": {a: dict(LOSSLESS), b: dict(LOSSLESS)},
+                }
+            )
     prefixes = {}
     for r in routers:
         k = index[r] + 1

@@ -8,18 +8,22 @@ cd "$(dirname "$0")/.."
 # Debian packages: simulators, toolchain, R + tidyverse, pandoc (`ns3` ships
 # /usr/libexec/ns3/*-raw-sock-creator, which ns-3's CMake targets reference);
 # Mininet and traffic tools (the mininet backend); kernel headers, QEMU and
-# busybox (the Linux qdiscs' VM tests; dpkg-dev for `apt-get source iproute2`);
+# busybox (the Linux qdiscs' VM tests; dpkg-dev for `apt-get source iproute2`; kmod for
+# modinfo, which checks the modules built in the kmod image);
 # libxml2/sqlite3/python3 headers, which ns-3's CMake targets name without
-# libns3-dev depending on them; debootstrap (the Docker base image).
+# libns3-dev depending on them; debootstrap (the Docker base image); ns-2.35's
+# build dependencies (disciplines/ns2/build.sh builds it from Debian's source).
 DEB_PACKAGES=(
   build-essential cmake pkg-config
   libns3-dev ns3 libgsl-dev nlohmann-json3-dev
   r-base-core r-cran-tidyverse r-cran-knitr r-cran-rmarkdown r-cran-testthat
   r-cran-yaml r-cran-jsonlite
-  pandoc python3-venv valgrind
+  pandoc python3-venv valgrind shellcheck
   mininet ethtool bridge-utils iperf3 iputils-ping
-  linux-headers-amd64 qemu-system-x86 busybox-static dpkg-dev
+  linux-headers-amd64 kmod qemu-system-x86 busybox-static dpkg-dev
   libxml2-dev libsqlite3-dev libpython3-dev debootstrap
+  tcl-dev tk-dev libxext-dev libxt-dev libpcap0.8-dev libotcl1-dev tclcl libtclcl1-dev
+  libperl4-corelibs-perl xz-utils
 )
 
 missing=()

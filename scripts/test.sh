@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every test of qlab: C core, ns-3 runner, Linux qdiscs (VM), emulator, R analysis,
-# lint, Python + end-to-end (ns-3 and Mininet).
+# Every test of qlab: C core, ns-3 runner, ns-2 adapter, Linux qdiscs (VM), emulator,
+# R analysis, lint, Python + end-to-end (ns-3, ns-2 and Mininet).
 # Called by `make test` (after scripts/setup.sh). pytest runs last, so its
 # summary line is the run's closing line.
 set -euo pipefail
@@ -9,8 +9,8 @@ export TZ=UTC
 VENV=.venv
 step() { printf '\n== %s\n' "$*"; }
 
-step "build (core, ns-3 runner)"
-"$VENV/bin/snakemake" build/core/qcore-replay build/ns3/qlab-ns3-run build/ns3/qlab-ns3-golden build/ns3/qlab-ns3-test-typed build/ns3/qlab-ns3-test-flow-hash build/ns3/qlab-ns3-test-tcp-handshake --cores "$(nproc)" --quiet all \
+step "build (core, ns-3 runner, ns-2)"
+"$VENV/bin/snakemake" build/core/qcore-replay build/ns3/qlab-ns3-run build/ns3/qlab-ns3-golden build/ns3/qlab-ns3-test-typed build/ns3/qlab-ns3-test-flow-hash build/ns3/qlab-ns3-test-tcp-handshake build/ns2/ns build/ns2/qlab-ns2-golden --cores "$(nproc)" --quiet all \
   || { cat logs/build/*.log >&2; exit 1; }
 
 step "C: discipline core unit and replay tests"
@@ -21,19 +21,26 @@ bash disciplines/ns3/tests/test_runner.sh build/ns3/qlab-ns3-run
 bash disciplines/ns3/tests/test_golden.sh build/ns3/qlab-ns3-golden
 bash disciplines/ns3/tests/test_typed.sh build/ns3
 
+step "ns-2: golden vectors through the adapter (Queue/Qlab in qlab's ns-2.35)"
+bash disciplines/ns2/tests/test_golden.sh build/ns2/qlab-ns2-golden
+
 step "Linux qdiscs: modules and tc plugins, tested in a VM booting Debian's kernel"
 bash disciplines/linux/tests/run.sh
 
 step "emulation: qlab-emu build, the golden vectors through its queue, Ansible lint"
 make -s -C disciplines/emu test
-PATH="$PWD/$VENV/bin:$PATH" ansible-lint --offline -q roles/emu_preflight roles/emu_host roles/emu_run playbooks/run-job.yml
+PATH="$PWD/$VENV/bin:$PATH" ansible-lint --offline -q roles/emu_preflight roles/emu_host roles/emu_run playbooks/run-job.yml playbooks/prepare-host.yml
 
 step "R: analysis (testthat)"
 Rscript -e 'res <- testthat::test_dir("analysis/tests/testthat", reporter = "summary", stop_on_failure = TRUE)'
 
-step "lint (ruff, snakemake --lint)"
+step "lint (ruff check and format, snakemake --lint, snakefmt, hadolint, shellcheck)"
 "$VENV/bin/ruff" check qlab tests benchmarks disciplines
+"$VENV/bin/ruff" format --check qlab tests benchmarks disciplines
 scripts/lint-workflow.sh
+"$VENV/bin/snakefmt" --check Snakefile workflows/
+"$VENV/bin/hadolint" containers/*/Dockerfile
+scripts/lint-shell.sh
 
 step "Python and end-to-end (pytest)"
 "$VENV/bin/pytest" -q tests

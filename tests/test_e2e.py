@@ -7,7 +7,9 @@ second run simulates nothing, and that changing one value reruns only its jobs.
 
 from __future__ import annotations
 
+import csv
 import html.parser
+import io
 import json
 import os
 import shutil
@@ -27,15 +29,28 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 def snakemake(tmp: Path, scen_dir: Path, *extra: str) -> subprocess.CompletedProcess:
     files = sorted(str(p) for p in scen_dir.glob("*.yaml"))
-    cmd = [str(SNAKEMAKE), "--workflow-profile", "workflows/profiles/local", "--cores", "2",
-           "--quiet", "rules", "host", "--config", "profile=test",
-           f"results={tmp / 'results'}", f"site={tmp / 'site'}", f"scenarios={json.dumps(files)}",
-           *extra]
+    cmd = [
+        str(SNAKEMAKE),
+        "--workflow-profile",
+        "workflows/profiles/local",
+        "--cores",
+        "2",
+        "--quiet",
+        "rules",
+        "host",
+        "--config",
+        "profile=test",
+        f"results={tmp / 'results'}",
+        f"site={tmp / 'site'}",
+        f"scenarios={json.dumps(files)}",
+        *extra,
+    ]
     env = dict(os.environ, TZ="UTC")
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env, timeout=1200)
     if proc.returncode != 0:
-        logs = "\n".join(p.read_text(errors="replace")[-3000:]
-                         for p in (tmp / "results" / "logs").rglob("*.log"))
+        logs = "\n".join(
+            p.read_text(errors="replace")[-3000:] for p in (tmp / "results" / "logs").rglob("*.log")
+        )
         pytest.fail(f"snakemake failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}\n{logs}")
     return proc
 
@@ -93,7 +108,9 @@ def run_dirs(tmp: Path) -> list[Path]:
 def test_every_job_ran_and_passes_the_trace_validator(run):
     tmp, _ = run
     dirs = run_dirs(tmp)
-    assert len(dirs) == 2 * 2 * 2 + 4 * 2 + 4 * 2  # flows + thresh + size-reading
+    # flows + thresh + size-reading + no-handshake (one point) + task-size (two sizes)
+    # + worst-flow (one point)
+    assert len(dirs) == 2 * 2 * 2 + 4 * 2 + 4 * 2 + 2 * 2 + 2 * 2 * 2 + 2 * 2
     for d in dirs:
         assert traces.check_dir(d) == [], d
 
@@ -103,8 +120,9 @@ def test_same_seed_gives_byte_identical_tables(run, tmp_path):
     d = next(p for p in run_dirs(tmp) if "ncq_flows-10" in str(p))
     job = tmp / "results" / "jobs" / d.relative_to(tmp / "results").with_suffix(".json")
     out = tmp_path / "again"
-    subprocess.run([sys.executable, "-m", "qlab", "run-job", str(job), "--out", str(out)],
-                   check=True, cwd=REPO)
+    subprocess.run(
+        [sys.executable, "-m", "qlab", "run-job", str(job), "--out", str(out)], check=True, cwd=REPO
+    )
     for table in ("flows.csv.gz", "queues.csv.gz"):
         assert (out / table).read_bytes() == (d / table).read_bytes(), table
 
@@ -118,16 +136,51 @@ def test_report_holds_figures_and_claims(run):
     text = " ".join(page.text)
     for i in range(1, 10):
         assert f"Fig. {i}" in text or f"Figure {i}" in text, f"figure {i} missing"
-    assert len(page.imgs) >= 10, page.imgs  # Figs 1-9 and the sensitivity figure
+    assert len(page.imgs) >= 13, page.imgs  # Figs 1-9, three sensitivity figures, the worst flow's TCP state
     claims = [t for t in page.tables if t and any(c.lower() == "verdict" for c in t[0])]
     assert len(claims) >= 9, "a claims table per figure and the listing"
     verdicts = set()
     for t in claims:
         col = [c.lower() for c in t[0]].index("verdict")
         verdicts |= {row[col] for row in t[1:] if len(row) > col}
-    assert verdicts <= {"reproduced", "partly", "not reproduced", "qualitative", "not comparable",
-                        "inconclusive"}, verdicts
+    assert verdicts <= {
+        "reproduced",
+        "partly",
+        "not reproduced",
+        "qualitative",
+        "not comparable",
+        "inconclusive",
+    }, verdicts
     assert (site / "provenance.html").exists()
+    # ns-2 did not run here: the cross-simulator page renders and says so
+    cross = " ".join(parse(site / "ns2-vs-ns3.html").text)
+    assert "ns-2 vs ns-3" in cross and "No ns2 results" in cross, cross[:2000]
+    rules = " ".join(parse(site / "verdicts.html").text)
+    assert "Holm" in rules and "inconclusive" in rules and "TOST" in rules
+
+
+def test_worst_time_figures_show_processor_sharing_and_no_handshake(run):
+    tmp, _ = run
+    table = (tmp / "results" / "analysis" / "ncq-conf" / "fig6.csv").read_text()
+    series = {row["series"] for row in csv.DictReader(io.StringIO(table))}
+    assert {
+        "droptail",
+        "ncq",
+        "processor sharing (bound)",
+        "droptail (no handshake)",
+        "ncq (no handshake)",
+    } <= series, series
+
+
+def test_worst_flow_figure_draws_each_series_tcp_state(run):
+    tmp, _ = run
+    table = (tmp / "results" / "analysis" / "ncq-conf" / "worst-flow-tcp.csv").read_text()
+    rows = list(csv.DictReader(io.StringIO(table)))
+    assert {r["series"] for r in rows} == {"droptail", "ncq"}
+    assert {r["metric"] for r in rows} == {"cwnd_segments", "rto_s", "retransmissions"}
+    # one flow per series, named in the caption's method
+    methods = {r["method"] for r in rows}
+    assert len(methods) == 2 and all("the worst of the traced flows" in m for m in methods), methods
 
 
 def test_second_run_simulates_nothing_and_one_change_reruns_only_its_jobs(run):
@@ -145,8 +198,9 @@ def test_second_run_simulates_nothing_and_one_change_reruns_only_its_jobs(run):
     collected = json.loads((tmp / "results/ncq-conf/thresh/ns3/scenario.json").read_text())
     assert collected["series"]["ncq-0.01"]["params"]["thresh"] == 0.02
     prov = json.loads((tmp / "results/provenance.json").read_text())
-    assert {s["file"] for s in prov["scenarios"]} == {str(p) for p in scen_dir.glob("*.yaml")
-                                                      if p.name != "defaults.yaml"}
+    assert {s["file"] for s in prov["scenarios"]} == {
+        str(p) for p in scen_dir.glob("*.yaml") if p.name != "defaults.yaml"
+    }
 
 
 def test_after_a_rerun_the_next_run_does_nothing(run):
@@ -157,9 +211,12 @@ def test_after_a_rerun_the_next_run_does_nothing(run):
     redone = victim.stat().st_mtime_ns
     snakemake(tmp, scen_dir, "--forcerun", str(victim))  # one simulation redone
     assert victim.stat().st_mtime_ns != redone
-    watched = [tmp / "site" / "index.html", tmp / "results" / "provenance.json",
-               *sorted((tmp / "results" / "ncq-conf").glob("*/ns3/*.csv.gz")),
-               *sorted((tmp / "results" / "ncq-conf").glob("*/ns3/scenario.json"))]
+    watched = [
+        tmp / "site" / "index.html",
+        tmp / "results" / "provenance.json",
+        *sorted((tmp / "results" / "ncq-conf").glob("*/ns3/*.csv.gz")),
+        *sorted((tmp / "results" / "ncq-conf").glob("*/ns3/scenario.json")),
+    ]
     before = {p: p.stat().st_mtime_ns for p in watched}
     snakemake(tmp, scen_dir)
     assert {p: p.stat().st_mtime_ns for p in watched} == before

@@ -44,6 +44,10 @@ def test_queue_and_packet_tables_are_collected_where_asked(run):
     assert header[:5] == ["scenario", "backend", "series", "point", "seed"]
     assert {r[2] for r in rows} == {"rd", "srd", "srd-est"}
     assert not (results / "ncq/ns3/queues.csv.gz").exists()
+    # CQ-AQM's drops by reason come from its packet events
+    header, rows = traces.read_csv_gz(results / "cqaqm/ns3/packets.csv.gz")
+    reasons = {r[header.index("reason")] for r in rows if r[header.index("event")] == "drop"}
+    assert "precedence_cross" in reasons, reasons
 
 
 def test_disciplines_page_shows_every_demonstration_with_verdicts(run):
@@ -51,13 +55,19 @@ def test_disciplines_page_shows_every_demonstration_with_verdicts(run):
     text = " ".join(page.text)
     for heading in ("NCQ", "RB-AQM vs WRED", "CQ-AQM", "RD vs S-RD"):
         assert heading in text
-    assert len(page.imgs) == 7, len(page.imgs)
+    assert len(page.imgs) == 9, len(page.imgs)
     assert "No results" not in text
     claims = [t for t in page.tables if t and any(c.lower() == "verdict" for c in t[0])]
     rows = [row for t in claims for row in t[1:]]
-    assert len(rows) == 13, rows  # every claim of analysis/claims/disciplines.yaml
+    assert len(rows) == 18, rows  # every claim of analysis/claims/disciplines.yaml
     col = [c.lower() for c in claims[0][0]].index("verdict")
-    assert {row[col] for row in rows} <= {"reproduced", "partly", "not reproduced"}
+    assert {row[col] for row in rows} <= {
+        "reproduced",
+        "partly",
+        "inconclusive",
+        "not reproduced",
+        "qualitative",
+    }
 
 
 def test_pages_of_papers_without_results_say_so(run):

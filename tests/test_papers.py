@@ -30,7 +30,7 @@ REPORTS = ROOT / "reports"
 # Not in the repository (CI has only the repository): the design documents
 # beside the checkout, or where QLAB_CATALOGUE points.
 CATALOGUE = Path(os.environ.get("QLAB_CATALOGUE", ROOT.parent / "shared" / "design" / "catalogue.yaml"))
-METRIC_KEYS = ("group", "cls", "queue", "band")
+METRIC_KEYS = ("group", "cls", "queue", "band", "reason")
 # catalogue item kind -> the paper spec's kind, where they must agree
 CATALOGUE_KINDS = {"diagram": "diagram", "pseudo-code": "listing"}
 
@@ -74,8 +74,10 @@ def registry() -> dict[str, list[str]]:
     rscript = shutil.which("Rscript")
     if rscript is None:
         pytest.skip("Rscript is not on PATH: the metric registry is R code (analysis/R/metrics.R)")
-    code = ('source("analysis/R/metrics.R"); '
-            'cat(jsonlite::toJSON(metric_registry[c("name", "keys")], dataframe = "rows"))')
+    code = (
+        'source("analysis/R/metrics.R"); '
+        'cat(jsonlite::toJSON(metric_registry[c("name", "keys")], dataframe = "rows"))'
+    )
     proc = subprocess.run([rscript, "-e", code], cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     return {row["name"]: row["keys"].split() for row in json.loads(proc.stdout)}
@@ -94,7 +96,8 @@ def test_item_ids_are_unique_across_papers():
     seen: dict[str, str] = {}
     for paper, item in items():
         assert item["id"] not in seen, (
-            f"item {item['id']} is in papers/{seen.get(item['id'])}.yaml and papers/{paper}.yaml")
+            f"item {item['id']} is in papers/{seen.get(item['id'])}.yaml and papers/{paper}.yaml"
+        )
         seen[item["id"]] = paper
 
 
@@ -102,11 +105,13 @@ def test_item_ids_have_one_form():
     """The catalogue's <paper>/<fig|table|listing...>, or qlab/<paper>/<name> for qlab's own."""
     for paper, item in items():
         own = re.fullmatch(rf"qlab/{re.escape(paper)}/[a-z0-9]+(-[a-z0-9]+)*", item["id"])
-        catalogued = re.fullmatch(rf"{re.escape(paper)}/(fig\d+[a-z]?|table\d+|listing-[a-z0-9-]+)",
-                                  item["id"])
+        catalogued = re.fullmatch(
+            rf"{re.escape(paper)}/(fig\d+[a-z]?|table\d+|listing-[a-z0-9-]+)", item["id"]
+        )
         assert own or catalogued, (
             f"papers/{paper}.yaml: item id {item['id']!r} must be {paper}/<fig|table|listing...> "
-            f"(the catalogue's) or qlab/{paper}/<name> (qlab's own)")
+            f"(the catalogue's) or qlab/{paper}/<name> (qlab's own)"
+        )
 
 
 def test_the_figure_tables_are_named_apart():
@@ -114,7 +119,8 @@ def test_the_figure_tables_are_named_apart():
     for paper, spec in specs().items():
         names = [item["id"].rsplit("/", 1)[1] for item in spec["items"]]
         assert len(names) == len(set(names)), (
-            f"papers/{paper}.yaml: ids must differ in their last part: {names}")
+            f"papers/{paper}.yaml: ids must differ in their last part: {names}"
+        )
 
 
 def test_every_item_has_one_producer():
@@ -124,20 +130,29 @@ def test_every_item_has_one_producer():
             assert "scenario" not in item, f"papers/{paper}.yaml {item['id']}: a listing runs no scenario"
         else:
             assert isinstance(item.get("scenario"), str), (
-                f"papers/{paper}.yaml {item['id']}: an item of kind {item['kind']} must name its `scenario`")
+                f"papers/{paper}.yaml {item['id']}: an item of kind {item['kind']} must name its `scenario`"
+            )
 
 
 def test_every_scenario_named_exists_and_is_concrete():
-    named = [(f"papers/{paper}.yaml {item['id']}", item["scenario"])
-             for paper, item in items() if "scenario" in item]
-    named += [(f"claims/{paper}.yaml {c['id']}", c["scenario"])
-              for paper, cs in claims().items() for c in cs if "scenario" in c]
+    named = [
+        (f"papers/{paper}.yaml {item['id']}", item["scenario"])
+        for paper, item in items()
+        if "scenario" in item
+    ]
+    named += [
+        (f"claims/{paper}.yaml {c['id']}", c["scenario"])
+        for paper, cs in claims().items()
+        for c in cs
+        if "scenario" in c
+    ]
     assert named
     for where, scenario in named:
         path = SCENARIOS / f"{scenario}.yaml"
         assert path.is_file(), f"{where}: scenario {scenario} must be a file {path.relative_to(ROOT)}"
         assert not load(path).get("abstract", False), (
-            f"{where}: scenario {scenario} is abstract (it runs no job)")
+            f"{where}: scenario {scenario} is abstract (it runs no job)"
+        )
 
 
 def test_every_claim_is_about_an_item_or_a_claim_section():
@@ -147,7 +162,8 @@ def test_every_claim_is_about_an_item_or_a_claim_section():
         for claim in entries:
             assert claim["figure"] in known, (
                 f"claims/{paper}.yaml {claim['id']}: figure {claim['figure']!r} must be an item id of "
-                f"papers/{paper}.yaml or one of its claim_sections ({', '.join(sorted(known))})")
+                f"papers/{paper}.yaml or one of its claim_sections ({', '.join(sorted(known))})"
+            )
 
 
 def test_every_metric_named_is_registered_with_its_keys():
@@ -174,7 +190,8 @@ def test_every_page_an_item_names_is_rendered():
     for paper, item in items():
         page = item.get("page", specs()[paper]["page"])
         assert page in rendered, (
-            f"papers/{paper}.yaml {item['id']}: page {page!r} must be a page of reports/_quarto.yml")
+            f"papers/{paper}.yaml {item['id']}: page {page!r} must be a page of reports/_quarto.yml"
+        )
 
 
 def test_assumptions_name_existing_items():
@@ -182,13 +199,17 @@ def test_assumptions_name_existing_items():
     for path in sorted(SCENARIOS.glob("*/*.yaml")):
         for assumption in load(path).get("assumptions", []):
             for figure in assumption.get("figures", []):
-                assert figure in ids, (f"{path.relative_to(ROOT)}: assumption {assumption.get('id')} names "
-                                       f"{figure!r}, which is no item of analysis/papers")
+                assert figure in ids, (
+                    f"{path.relative_to(ROOT)}: assumption {assumption.get('id')} names "
+                    f"{figure!r}, which is no item of analysis/papers"
+                )
 
 
-@pytest.mark.skipif(not CATALOGUE.is_file(),
-                    reason=f"the figure catalogue {CATALOGUE} is not here (it is not in the repository; "
-                           "set QLAB_CATALOGUE to check against it)")
+@pytest.mark.skipif(
+    not CATALOGUE.is_file(),
+    reason=f"the figure catalogue {CATALOGUE} is not here (it is not in the repository; "
+    "set QLAB_CATALOGUE to check against it)",
+)
 def test_every_catalogue_item_of_a_paper_is_listed_once():
     catalogue = {p["key"]: p for p in load(CATALOGUE)["papers"]}
     checked = [paper for paper in specs() if paper in catalogue]
@@ -199,14 +220,18 @@ def test_every_catalogue_item_of_a_paper_is_listed_once():
         theirs = {entry["id"]: entry for entry in catalogue[paper]["items"]}
         for cid in theirs:
             assert listed.count(cid) == 1, (
-                f"papers/{paper}.yaml must list {cid} once (found {listed.count(cid)})")
+                f"papers/{paper}.yaml must list {cid} once (found {listed.count(cid)})"
+            )
         assert set(listed) <= set(theirs), (
-            f"papers/{paper}.yaml: not in the catalogue: {set(listed) - set(theirs)}")
+            f"papers/{paper}.yaml: not in the catalogue: {set(listed) - set(theirs)}"
+        )
         for item in ours:
             entry = theirs[item["id"]]
             if str(entry.get("caption_source", "")).startswith("verbatim"):
                 assert item["caption"] == entry["caption"], (
-                    f"{item['id']}: caption must be the paper's, verbatim")
+                    f"{item['id']}: caption must be the paper's, verbatim"
+                )
             if entry.get("kind") in CATALOGUE_KINDS:
                 assert item["kind"] == CATALOGUE_KINDS[entry["kind"]], (
-                    f"{item['id']}: kind must be the catalogue's {entry['kind']}")
+                    f"{item['id']}: kind must be the catalogue's {entry['kind']}"
+                )

@@ -28,8 +28,11 @@ def first_plan(path: Path | str, backend: str = "ns3", profile: str = "test") ->
 @pytest.fixture(scope="module")
 def dumbbell() -> dict:
     """An NCQ run of the conference paper's dumbbell."""
-    return next(j.spec for j in sc.expand(sc.load(REPO / "scenarios/ncq-conf/flows.yaml"), "test", ["ns3"])
-                if j.series == "ncq")
+    return next(
+        j.spec
+        for j in sc.expand(sc.load(REPO / "scenarios/ncq-conf/flows.yaml"), "test", ["ns3"])
+        if j.series == "ncq"
+    )
 
 
 # --- registries ----------------------------------------------------------------
@@ -37,12 +40,15 @@ def dumbbell() -> dict:
 
 @needs(paths.QCORE_REPLAY)
 def test_committed_registry_is_the_cores():
-    described = subprocess.run([str(paths.QCORE_REPLAY), "--describe"], capture_output=True, text=True,
-                               check=True).stdout
+    described = subprocess.run(
+        [str(paths.QCORE_REPLAY), "--describe"], capture_output=True, text=True, check=True
+    ).stdout
     assert json.loads(described) == json.loads(core.REGISTRY.read_text()), (
-        "disciplines/core/registry.json is stale: make -C disciplines/core registry")
-    listed = subprocess.run([str(paths.QCORE_REPLAY), "--list"], capture_output=True, text=True,
-                            check=True).stdout.split()
+        "disciplines/core/registry.json is stale: make -C disciplines/core registry"
+    )
+    listed = subprocess.run(
+        [str(paths.QCORE_REPLAY), "--list"], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert core.names() == listed
 
 
@@ -66,7 +72,8 @@ def test_a_backend_is_found_by_its_module_alone(tmp_path, monkeypatch):
         "    name = 'toy'\n"
         "    summary = 'a test backend'\n"
         "    def tools(self):\n        return {}\n"
-        "    def run(self, job_file, workdir, log):\n        return {}\n")
+        "    def run(self, job_file, workdir, log):\n        return {}\n"
+    )
     monkeypatch.setattr(registry, "__path__", [*registry.__path__, str(tmp_path)])
     found = registry._discover()
     assert list(found)[0] == "ns3" and "toy" in found and found["toy"].summary == "a test backend"
@@ -87,8 +94,10 @@ def test_repository_plans_are_valid(dumbbell):
     assert dumbbell["schema"] == "qlab-plan/1"
     assert [n["id"] for n in dumbbell["nodes"][:2]] == ["L", "R"]
     assert {f["src"] for f in dumbbell["flows"]} == {n["id"] for n in dumbbell["nodes"] if n["id"][0] == "s"}
-    assert dumbbell["routes"] == [{"node": "L", "dst": "10.2.0.0/16", "link": "bottleneck"},
-                                  {"node": "R", "dst": "10.1.0.0/16", "link": "bottleneck"}]
+    assert dumbbell["routes"] == [
+        {"node": "L", "dst": "10.2.0.0/16", "link": "bottleneck"},
+        {"node": "R", "dst": "10.1.0.0/16", "link": "bottleneck"},
+    ]
 
 
 def mutated(p: dict, fn) -> dict:
@@ -105,25 +114,52 @@ BAD_PLANS = [
     ("missing field", lambda p: p["flows"][0].pop("start_ns"), "flows[0].start_ns: missing required field"),
     ("wrong unit", lambda p: link(p, "bottleneck").update(delay_s=0.01), "links["),
     ("seconds as a float", lambda p: p.update(duration_ns=1.5), "duration_ns: expected integer"),
-    ("unknown parameter", lambda p: link(p, "bottleneck")["queues"]["L"]["params"].update(colour=1),
-     "params.colour: unknown field"),
-    ("parameter out of range", lambda p: link(p, "bottleneck")["queues"]["L"]["params"].update(thresh=2),
-     "params.thresh: expected a value <= 1.0"),
-    ("seven decimals", lambda p: link(p, "bottleneck")["queues"]["L"]["params"].update(thresh=0.1234567),
-     "params.thresh: expected a decimal with at most 6 places"),
-    ("a parameter left out", lambda p: link(p, "bottleneck")["queues"]["L"]["params"].pop("ramp"),
-     "params.ramp: missing required field"),
-    ("a core queue without its seed", lambda p: link(p, "bottleneck")["queues"]["L"].pop("seed"),
-     "queues.L.seed: missing required field"),
-    ("unknown discipline", lambda p: link(p, "bottleneck")["queues"]["L"].update(kind="fq"),
-     "queues.L.kind: expected one of droptail"),
+    (
+        "unknown parameter",
+        lambda p: link(p, "bottleneck")["queues"]["L"]["params"].update(colour=1),
+        "params.colour: unknown field",
+    ),
+    (
+        "parameter out of range",
+        lambda p: link(p, "bottleneck")["queues"]["L"]["params"].update(thresh=2),
+        "params.thresh: expected a value <= 1.0",
+    ),
+    (
+        "seven decimals",
+        lambda p: link(p, "bottleneck")["queues"]["L"]["params"].update(thresh=0.1234567),
+        "params.thresh: expected a decimal with at most 6 places",
+    ),
+    (
+        "a parameter left out",
+        lambda p: link(p, "bottleneck")["queues"]["L"]["params"].pop("ramp"),
+        "params.ramp: missing required field",
+    ),
+    (
+        "a core queue without its seed",
+        lambda p: link(p, "bottleneck")["queues"]["L"].pop("seed"),
+        "queues.L.seed: missing required field",
+    ),
+    (
+        "unknown discipline",
+        lambda p: link(p, "bottleneck")["queues"]["L"].update(kind="fq"),
+        "queues.L.kind: expected one of droptail",
+    ),
     ("a link to a missing node", lambda p: link(p, "bottleneck").update(b="X"), ".b: no node 'X'"),
-    ("a third queue", lambda p: link(p, "bottleneck")["queues"].update(Z={"kind": "lossless"}),
-     "queues: expected at most 2 entries"),
-    ("queues keyed wrongly", lambda p: link(p, "bottleneck")["queues"].update(
-        Z=link(p, "bottleneck")["queues"].pop("R")), "expected one queue per end, keyed 'L' and 'R'"),
-    ("a route over a foreign link", lambda p: p["routes"][0].update(link="R-d0"),
-     "routes[0].link: no link 'R-d0' at L"),
+    (
+        "a third queue",
+        lambda p: link(p, "bottleneck")["queues"].update(Z={"kind": "lossless"}),
+        "queues: expected at most 2 entries",
+    ),
+    (
+        "queues keyed wrongly",
+        lambda p: link(p, "bottleneck")["queues"].update(Z=link(p, "bottleneck")["queues"].pop("R")),
+        "expected one queue per end, keyed 'L' and 'R'",
+    ),
+    (
+        "a route over a foreign link",
+        lambda p: p["routes"][0].update(link="R-d0"),
+        "routes[0].link: no link 'R-d0' at L",
+    ),
     ("a route to a host", lambda p: p["routes"][0].update(link="s0-L"), "the path from s0 reaches host s0"),
     ("no route", lambda p: p["routes"].pop(0), "no route at L to d0"),
     ("tos and class disagree", lambda p: p["flows"][0].update(tos=32), "flows[0].tos: expected cls << 5"),
@@ -181,8 +217,10 @@ series:
   ncq: {{kind: ncq}}
 seeds: 1
 """
-PARKING = "{kind: parking_lot, hops: 3, hop_rate_bps: 10000000, hop_delay_s: 0.005, " \
-          "access_rate_bps: 100000000, access_delay_s: 0.001}"
+PARKING = (
+    "{kind: parking_lot, hops: 3, hop_rate_bps: 10000000, hop_delay_s: 0.005, "
+    "access_rate_bps: 100000000, access_delay_s: 0.001}"
+)
 GRAPH = """
   kind: graph
   access_rate_bps: 100000000
@@ -213,8 +251,10 @@ def test_parking_lot_expands_to_a_chain_with_the_discipline_on_every_hop(demo_di
     seeds = [link(p, f"hop{i}")["queues"][f"r{i - 1}"]["seed"] for i in (1, 2, 3)]
     assert seeds[0] == 1 and len(set(seeds)) == 3  # the run's seed, then streams of their own
     cross = [f for f in p["flows"] if f["group"] == "cross"]
-    assert all(next(lk for lk in p["links"] if f["src"] in (lk["a"], lk["b"]))["delay_ns"] == 50_000_000
-               for f in cross)
+    assert all(
+        next(lk for lk in p["links"] if f["src"] in (lk["a"], lk["b"]))["delay_ns"] == 50_000_000
+        for f in cross
+    )
     web = [f for f in p["flows"] if f["group"] == "web"]
     assert len({f["src"] for f in web}) == 2  # hosts: 2
     # the emulator builds dumbbells only: refused before anything runs, naming the field
@@ -224,13 +264,17 @@ def test_parking_lot_expands_to_a_chain_with_the_discipline_on_every_hop(demo_di
 
 def test_graph_topology_with_a_discipline_of_its_own(demo_dir):
     f = demo_dir / "graph.yaml"
-    f.write_text(DEMO.format(topology=GRAPH, cross_from="a2", cross_to="b1").replace(
-        "long: {", "long: {from: a1, to: b1, ").replace("web: {", "web: {from: a1, to: b1, "))
+    f.write_text(
+        DEMO.format(topology=GRAPH, cross_from="a2", cross_to="b1")
+        .replace("long: {", "long: {from: a1, to: b1, ")
+        .replace("web: {", "web: {from: a1, to: b1, ")
+    )
     p = first_plan(f)
     assert plan.check(p) == []
     assert p["trace"]["queues"] == ["a1-core:a1", "exit:core"]
     assert link(p, "a2-core")["queues"]["a2"]["kind"] == "droptail"
     assert {"node": "core", "dst": "10.4.0.0/16", "link": "exit"} in p["routes"]
+
     # routes that send a1's traffic for b1 back to a1 loop: named
     def send_back(q: dict) -> None:
         next(r for r in q["routes"] if r["node"] == "core" and r["dst"] == "10.4.0.0/16")["link"] = "a1-core"
@@ -241,8 +285,11 @@ def test_graph_topology_with_a_discipline_of_its_own(demo_dir):
     f.write_text(DEMO.format(topology=GRAPH, cross_from="a2", cross_to="b1"))
     with pytest.raises(sc.ScenarioError, match="groups.long: a graph topology needs `from` and `to`"):
         first_plan(f)
-    f.write_text(DEMO.format(topology=GRAPH, cross_from="a2", cross_to="nowhere").replace(
-        "long: {", "long: {from: a1, to: b1, ").replace("web: {", "web: {from: a1, to: b1, "))
+    f.write_text(
+        DEMO.format(topology=GRAPH, cross_from="a2", cross_to="nowhere")
+        .replace("long: {", "long: {from: a1, to: b1, ")
+        .replace("web: {", "web: {from: a1, to: b1, ")
+    )
     with pytest.raises(sc.ScenarioError, match="nowhere"):
         first_plan(f)
 
@@ -270,8 +317,14 @@ def test_run_job_refuses_a_bad_plan_before_the_runner_starts(dumbbell, tmp_path)
     job.write_text(json.dumps(bad))
     out = tmp_path / "results" / "run"
     env = dict(os.environ, QLAB_NS3_RUNNER=str(runner))
-    proc = subprocess.run([sys.executable, "-m", "qlab", "run-job", str(job), "--out", str(out)],
-                          capture_output=True, text=True, cwd=REPO, env=env, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qlab", "run-job", str(job), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        check=False,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "not a valid plan" in proc.stderr and ".b: no node 'X'" in proc.stderr
     assert not marker.exists() and not (tmp_path / "results").exists()
@@ -285,32 +338,50 @@ def test_run_job_refuses_a_bad_plan_before_the_runner_starts(dumbbell, tmp_path)
 def tiny_plan() -> dict:
     """Three flows: a bulk task, a bulk task that never finishes, a cbr flow."""
     p = first_plan(REPO / "scenarios/disciplines/cqaqm.yaml")
-    flows = ([f for f in p["flows"] if f["app"] == "cbr"][:1]
-             + [f for f in p["flows"] if f["app"] == "voip"][:2])
-    flows[1] = {k: v for k, v in flows[1].items() if k not in
-                ("pkt_bytes", "rate_bps", "interval_ns", "on_periods_ns", "packets")}
+    flows = [f for f in p["flows"] if f["app"] == "cbr"][:1] + [f for f in p["flows"] if f["app"] == "voip"][
+        :2
+    ]
+    flows[1] = {
+        k: v
+        for k, v in flows[1].items()
+        if k not in ("pkt_bytes", "rate_bps", "interval_ns", "on_periods_ns", "packets")
+    }
     flows[1].update(app="bulk", seg_bytes=1000, bytes=50_000, start_ns=1_000_000_000)
-    flows[2] = {k: v for k, v in flows[2].items() if k not in
-                ("pkt_bytes", "rate_bps", "interval_ns", "on_periods_ns", "packets")}
+    flows[2] = {
+        k: v
+        for k, v in flows[2].items()
+        if k not in ("pkt_bytes", "rate_bps", "interval_ns", "on_periods_ns", "packets")
+    }
     flows[2].update(app="bulk", seg_bytes=1000, bytes=80_000, start_ns=2_000_000_000)
-    flows[0].update(on_periods_ns=[[500_000_000, 2_500_000_000]], start_ns=500_000_000,
-                    interval_ns=plan.udp_interval_ns(flows[0]["pkt_bytes"], flows[0]["rate_bps"]))
+    flows[0].update(
+        on_periods_ns=[[500_000_000, 2_500_000_000]],
+        start_ns=500_000_000,
+        interval_ns=plan.udp_interval_ns(flows[0]["pkt_bytes"], flows[0]["rate_bps"]),
+    )
     flows[0]["packets"] = plan.udp_packets(flows[0]["on_periods_ns"], flows[0]["interval_ns"])
     p["flows"] = flows
+    p["trace"]["packets"] = False  # the fixture's facts hold no packet events, whatever the scenario traces
     return p
 
 
 def write_raw(d: Path, rows: list[list], queues: list[list] | None = None) -> None:
     d.mkdir(parents=True, exist_ok=True)
     cols = [c.name for c in traces.RAW_TABLES["flow_facts"]["columns"]]
-    text = ",".join(cols) + "\n" + "".join(",".join("NA" if v is None else str(v) for v in r) + "\n"
-                                            for r in rows)
+    text = (
+        ",".join(cols)
+        + "\n"
+        + "".join(",".join("NA" if v is None else str(v) for v in r) + "\n" for r in rows)
+    )
     (d / "flow_facts.csv").write_text(text)  # rows in the caller's order (sorted, or a test)
     qcols = [c.name for c in traces.RAW_TABLES["queue_facts"]["columns"]]
-    queues = queues if queues is not None else [[0, "bottleneck:L", 0, 0, 0, 0, 0, 0],
-                                                [0, "bottleneck:L", 1, 0, 0, 0, 0, 0]]
-    (d / "queue_facts.csv").write_text(",".join(qcols) + "\n" + "".join(
-        ",".join(map(str, r)) + "\n" for r in queues))
+    queues = (
+        queues
+        if queues is not None
+        else [[0, "bottleneck:L", 0, 0, 0, 0, 0, 0], [0, "bottleneck:L", 1, 0, 0, 0, 0, 0]]
+    )
+    (d / "queue_facts.csv").write_text(
+        ",".join(qcols) + "\n" + "".join(",".join(map(str, r)) + "\n" for r in queues)
+    )
 
 
 def test_finalise_derives_completion_fct_goodput_and_losses(tmp_path):
@@ -318,11 +389,13 @@ def test_finalise_derives_completion_fct_goodput_and_losses(tmp_path):
     cbr, done, late = p["flows"]
     payload = cbr["pkt_bytes"] - 28
     n = cbr["packets"]
-    rows = sorted([
-        [cbr["flow_id"], n, 0, n - 2, (n - 2) * payload, 510_000_000, 2_490_000_000, 3 * (n - 2), 9],
-        [done["flow_id"], 60, 10, None, 50_000, 1_100_000_000, 3_000_000_000, None, None],
-        [late["flow_id"], 30, 0, None, 20_000, 2_200_000_000, 3_900_000_000, None, None],
-    ])
+    rows = sorted(
+        [
+            [cbr["flow_id"], n, 0, n - 2, (n - 2) * payload, 510_000_000, 2_490_000_000, 3 * (n - 2), 9],
+            [done["flow_id"], 60, 10, None, 50_000, 1_100_000_000, 3_000_000_000, None, None],
+            [late["flow_id"], 30, 0, None, 20_000, 2_200_000_000, 3_900_000_000, None, None],
+        ]
+    )
     write_raw(tmp_path, rows)
     facts = {"end_ns": 4_000_000_000}
     problems, tables = finalise.check_raw(tmp_path, p, facts)
@@ -354,25 +427,30 @@ def test_finalise_derives_completion_fct_goodput_and_losses(tmp_path):
     assert u["goodput_bps"] == f"{8 * (n - 2) * payload / 2.9:.6f}"
 
 
-@pytest.mark.parametrize("mutate, expect", [
-    (lambda r: r["done"].__setitem__(2, 99), "retx_packets exceeds tx_packets"),
-    (lambda r: r["done"].__setitem__(4, 60_000), "rx_bytes 60000 exceeds the flow's 50000 bytes"),
-    (lambda r: r["cbr"].__setitem__(3, r["cbr"][1] + 1), "rx_packets exceeds tx_packets"),
-    (lambda r: r["cbr"].__setitem__(4, 1), "rx_bytes != rx_packets"),
-    (lambda r: r["cbr"].__setitem__(1, 10**6), "exceeds the"),
-    (lambda r: r["done"].__setitem__(3, 5), "NA for TCP flows"),
-    (lambda r: r["late"].__setitem__(0, 999), "expected one row per flow of the plan"),
-    (lambda r: r["done"].__setitem__(6, 5_000_000_000), "last_rx_ns after the run's end"),
-    (lambda r: r["done"].__setitem__(5, None), "first_rx_ns and last_rx_ns are given together"),
-    (lambda r: r.pop("late"), "expected one row per flow of the plan (3), got 2 rows"),
-])
+@pytest.mark.parametrize(
+    "mutate, expect",
+    [
+        (lambda r: r["done"].__setitem__(2, 99), "retx_packets exceeds tx_packets"),
+        (lambda r: r["done"].__setitem__(4, 60_000), "rx_bytes 60000 exceeds the flow's 50000 bytes"),
+        (lambda r: r["cbr"].__setitem__(3, r["cbr"][1] + 1), "rx_packets exceeds tx_packets"),
+        (lambda r: r["cbr"].__setitem__(4, 1), "rx_bytes != rx_packets"),
+        (lambda r: r["cbr"].__setitem__(1, 10**6), "exceeds the"),
+        (lambda r: r["done"].__setitem__(3, 5), "NA for TCP flows"),
+        (lambda r: r["late"].__setitem__(0, 999), "expected one row per flow of the plan"),
+        (lambda r: r["done"].__setitem__(6, 5_000_000_000), "last_rx_ns after the run's end"),
+        (lambda r: r["done"].__setitem__(5, None), "first_rx_ns and last_rx_ns are given together"),
+        (lambda r: r.pop("late"), "expected one row per flow of the plan (3), got 2 rows"),
+    ],
+)
 def test_raw_facts_that_break_the_contract_are_caught(tmp_path, mutate, expect):
     p = tiny_plan()
     cbr, done, late = p["flows"]
     n, payload = cbr["packets"], cbr["pkt_bytes"] - 28
-    rows = {"cbr": [cbr["flow_id"], n, 0, n, n * payload, 510_000_000, 2_490_000_000, 3 * n, 9],
-            "done": [done["flow_id"], 60, 10, None, 50_000, 1_100_000_000, 3_000_000_000, None, None],
-            "late": [late["flow_id"], 30, 0, None, 20_000, 2_200_000_000, 3_900_000_000, None, None]}
+    rows = {
+        "cbr": [cbr["flow_id"], n, 0, n, n * payload, 510_000_000, 2_490_000_000, 3 * n, 9],
+        "done": [done["flow_id"], 60, 10, None, 50_000, 1_100_000_000, 3_000_000_000, None, None],
+        "late": [late["flow_id"], 30, 0, None, 20_000, 2_200_000_000, 3_900_000_000, None, None],
+    }
     mutate(rows)
     write_raw(tmp_path, sorted(rows.values(), key=lambda r: r[0]))
     problems, _ = finalise.check_raw(tmp_path, p, {"end_ns": 4_000_000_000})
@@ -382,13 +460,16 @@ def test_raw_facts_that_break_the_contract_are_caught(tmp_path, mutate, expect):
 def test_raw_queue_facts_are_checked(tmp_path):
     p = tiny_plan()
     cbr, done, late = p["flows"]
-    rows = sorted([f["flow_id"], 0, 0, 0 if f["app"] == "cbr" else None, 0, None, None, None, None]
-                  for f in (cbr, done, late))
+    rows = sorted(
+        [f["flow_id"], 0, 0, 0 if f["app"] == "cbr" else None, 0, None, None, None, None]
+        for f in (cbr, done, late)
+    )
     write_raw(tmp_path, rows, queues=[[0, "elsewhere:X", 0, 0, 0, 0, 0, 0]])
     problems, _ = finalise.check_raw(tmp_path, p, {"end_ns": 1})
     assert any("queue 'elsewhere:X' is not in the plan's trace.queues" in x for x in problems)
-    write_raw(tmp_path, rows, queues=[[0, "bottleneck:L", 0, 0, 0, 5, 0, 0],
-                                      [1, "bottleneck:L", 0, 0, 0, 4, 0, 0]])
+    write_raw(
+        tmp_path, rows, queues=[[0, "bottleneck:L", 0, 0, 0, 5, 0, 0], [1, "bottleneck:L", 0, 0, 0, 4, 0, 0]]
+    )
     problems, _ = finalise.check_raw(tmp_path, p, {"end_ns": 1})
     assert any("band 0: enqueued_pkts decreases at time 1" in x for x in problems), problems
     problems, _ = finalise.check_raw(tmp_path, p, {"end_ns": "soon"})

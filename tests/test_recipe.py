@@ -24,24 +24,38 @@ from .conftest import REPO
 
 NAME = "mydisc"
 IPROUTE2 = sorted((REPO / "build/linux/src").glob("iproute2-*/"))
-KVER = subprocess.run([str(REPO / "disciplines/linux/vm/kver.sh")], capture_output=True, text=True,
-                      check=False).stdout.strip()
+KVER = subprocess.run(
+    [str(REPO / "disciplines/linux/vm/kver.sh")], capture_output=True, text=True, check=False
+).stdout.strip()
 pytestmark = [
     pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed (scripts/setup.sh)"),
-    pytest.mark.skipif(not IPROUTE2, reason="no iproute2 source in build/linux/src "
-                       "(disciplines/linux/vm/fetch-deps.sh fetches it; make test runs it first)"),
-    pytest.mark.skipif(not KVER or not Path(f"/lib/modules/{KVER}/build").exists(),
-                       reason="no kernel headers (scripts/setup.sh installs linux-headers-amd64)"),
+    pytest.mark.skipif(
+        not IPROUTE2,
+        reason="no iproute2 source in build/linux/src "
+        "(disciplines/linux/vm/fetch-deps.sh fetches it; make test runs it first)",
+    ),
+    pytest.mark.skipif(
+        not KVER or not Path(f"/lib/modules/{KVER}/build").exists(),
+        reason="no kernel headers (scripts/setup.sh installs linux-headers-amd64)",
+    ),
 ]
 
 
-def sh(*cmd: str | Path, cwd: Path | None = None, env: dict | None = None, ok: bool = True,
-       stdin: str | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True,
-                          input=stdin, check=False)
+def sh(
+    *cmd: str | Path,
+    cwd: Path | None = None,
+    env: dict | None = None,
+    ok: bool = True,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, input=stdin, check=False
+    )
     if ok and proc.returncode != 0:
-        pytest.fail(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
-                    f"{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+        pytest.fail(
+            f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
+            f"{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+        )
     return proc
 
 
@@ -88,8 +102,12 @@ def test_a_new_discipline_touches_six_files_and_runs_everywhere(tree):
     touched = sh("git", "status", "--porcelain", cwd=tree).stdout.splitlines()
     assert len(touched) <= 6, touched
     assert {line[3:] for line in touched} == {
-        "disciplines/core/qcore.c", "disciplines/core/registry.json", f"disciplines/core/{NAME}.h",
-        f"disciplines/core/{NAME}.c", f"disciplines/core/golden/{NAME}/"}
+        "disciplines/core/qcore.c",
+        "disciplines/core/registry.json",
+        f"disciplines/core/{NAME}.h",
+        f"disciplines/core/{NAME}.c",
+        f"disciplines/core/golden/{NAME}/",
+    }
 
     # the core: its tests (the golden vectors of every discipline) and the replay
     sh("make", "-s", "-C", core, f"BUILD={build / 'core'}", "test")
@@ -104,11 +122,17 @@ def test_a_new_discipline_touches_six_files_and_runs_everywhere(tree):
     sh("cmake", "-S", tree / "disciplines/ns3", "-B", build / "ns3", "-DCMAKE_BUILD_TYPE=Release")
     sh("cmake", "--build", build / "ns3", "--target", "qlab-ns3-run", "-j2")
     scen = tree / "scenarios/disciplines" / f"{NAME}-demo.yaml"
-    scen.write_text(f"extends: defaults.yaml\nduration_s: 10\nworkload:\n  flows: 4\n  groups:\n"
-                    f"    bulk: {{count: 4, seg_bytes: 1000, task_bytes: 200000}}\n"
-                    f"series:\n  new: {{kind: {NAME}, params: {{limit_pkts: 20}}}}\n")
-    env = dict(os.environ, QLAB_ROOT=str(tree), QLAB_NS3_RUNNER=str(build / "ns3/qlab-ns3-run"),
-               QLAB_QCORE_REPLAY=str(replay))
+    scen.write_text(
+        f"extends: defaults.yaml\nduration_s: 10\nworkload:\n  flows: 4\n  groups:\n"
+        f"    bulk: {{count: 4, seg_bytes: 1000, task_bytes: 200000}}\n"
+        f"series:\n  new: {{kind: {NAME}, params: {{limit_pkts: 20}}}}\n"
+    )
+    env = dict(
+        os.environ,
+        QLAB_ROOT=str(tree),
+        QLAB_NS3_RUNNER=str(build / "ns3/qlab-ns3-run"),
+        QLAB_QCORE_REPLAY=str(replay),
+    )
     qlab = [sys.executable, "-m", "qlab"]
     sh(*qlab, "validate", scen, env=env, cwd=tree)
     sh(*qlab, "expand", "--profile", "test", "--results", build / "results", scen, env=env, cwd=tree)
@@ -129,10 +153,30 @@ def test_a_new_discipline_touches_six_files_and_runs_everywhere(tree):
 
     # Linux: the generic qdisc's module and tc plugin know it (no Linux file changed)
     linux = build / "linux"
-    sh("make", "-s", "-C", tree / "disciplines/linux", f"BUILD={linux}", f"IPROUTE2={IPROUTE2[0]}",
-       "modules", "plugins")
+    sh(
+        "make",
+        "-s",
+        "-C",
+        tree / "disciplines/linux",
+        f"BUILD={linux}",
+        f"IPROUTE2={IPROUTE2[0]}",
+        "modules",
+        "plugins",
+    )
     assert NAME.encode() in (linux / "kmod/qlab_core.ko").read_bytes()
     assert (linux / "kmod/sch_qlab.ko").exists()
-    tc = sh("tc", "qdisc", "add", "dev", "lo", "root", "qlab", "disc", NAME, "help",
-            env=dict(os.environ, TC_LIB_DIR=str(linux / "tc")), ok=False)
+    tc = sh(
+        "tc",
+        "qdisc",
+        "add",
+        "dev",
+        "lo",
+        "root",
+        "qlab",
+        "disc",
+        NAME,
+        "help",
+        env=dict(os.environ, TC_LIB_DIR=str(linux / "tc")),
+        ok=False,
+    )
     assert "limit_pkts" in tc.stdout + tc.stderr, tc.stderr

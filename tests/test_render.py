@@ -19,8 +19,13 @@ def test_render_uses_quarto_with_the_requested_site(tmp_path):
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     site = tmp_path / "site"
     env = dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}")
-    proc = subprocess.run([sys.executable, "-m", "qlab", "render", "--results", str(tmp_path),
-                           "--site", str(site)], cwd=REPO, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qlab", "render", "--results", str(tmp_path), "--site", str(site)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(site / "index.html")
     args = (tmp_path / "site.args").read_text().split()
@@ -33,9 +38,13 @@ def test_render_failure_is_one_line_and_exit_2(tmp_path):
     fake.write_text("#!/bin/sh\nexit 1\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     env = dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}")
-    proc = subprocess.run([sys.executable, "-m", "qlab", "render", "--results", str(tmp_path),
-                           "--site", str(tmp_path / "s")], cwd=REPO, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qlab", "render", "--results", str(tmp_path), "--site", str(tmp_path / "s")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().endswith("failed (exit 1)")

@@ -71,8 +71,11 @@ def test_on_off_schedules_depend_on_seed_and_flow_only(demo_dir):
     assert udp_flows(demo_dir, seed=1) == first
     assert udp_flows(demo_dir, seed=2)[0]["on_periods_ns"] != first[0]["on_periods_ns"]
     # adding a flow to another group leaves the existing schedules alone
-    more = udp_flows(demo_dir, seed=1, text=UDP_SCENARIO.replace("data: {count: 1,", "data: {count: 2,")
-                     .replace("flows: 4", "flows: 5"))
+    more = udp_flows(
+        demo_dir,
+        seed=1,
+        text=UDP_SCENARIO.replace("data: {count: 1,", "data: {count: 2,").replace("flows: 4", "flows: 5"),
+    )
     assert more[0]["on_periods_ns"] == first[0]["on_periods_ns"]
     assert more[1]["on_periods_ns"] == first[1]["on_periods_ns"]
 
@@ -107,9 +110,12 @@ def test_collecting_packets_needs_packet_traces(demo_dir, capsys):
 def test_related_parameters_are_checked_together(demo_dir, capsys):
     # classes=3 with three weights is valid, though each alone contradicts the other's default
     f = demo_dir / "udp.yaml"
-    f.write_text(UDP_SCENARIO.replace(
-        "tail: {kind: droptail, params: {limit_pkts: 100}}",
-        'w: {kind: wred, params: {classes: 3, weights_bytes: "3:2:1"}}').replace("cls: 1, prec: 1", "cls: 1"))
+    f.write_text(
+        UDP_SCENARIO.replace(
+            "tail: {kind: droptail, params: {limit_pkts: 100}}",
+            'w: {kind: wred, params: {classes: 3, weights_bytes: "3:2:1"}}',
+        ).replace("cls: 1, prec: 1", "cls: 1")
+    )
     assert main(["validate", str(f)]) == 0, capsys.readouterr().err
     f.write_text(f.read_text().replace('"3:2:1"', '"3:2"'))
     assert main(["validate", str(f)]) == 2
@@ -118,18 +124,20 @@ def test_related_parameters_are_checked_together(demo_dir, capsys):
 
 # --- every discipline of the core, in ns-3, from a scenario file ------------
 
+
 def core_disciplines() -> list[str]:
     if not paths.QCORE_REPLAY.exists():
         return []
-    return subprocess.run([str(paths.QCORE_REPLAY), "--list"], capture_output=True, text=True,
-                          check=True).stdout.split()
+    return subprocess.run(
+        [str(paths.QCORE_REPLAY), "--list"], capture_output=True, text=True, check=True
+    ).stdout.split()
 
 
 # Parameters each discipline needs to suit a 10 Mb/s link with two classes.
 PARAMS = {
     "prio": "{bands: 2}",
-    "wred": "{classes: 2, weights_bytes: \"2000:1000\"}",
-    "rbaqm": "{classes: 2, weights_bytes: \"2000:1000\", rate_bps: 10000000, rate_estimate: admitted}",
+    "wred": '{classes: 2, weights_bytes: "2000:1000"}',
+    "rbaqm": '{classes: 2, weights_bytes: "2000:1000", rate_bps: 10000000, rate_estimate: admitted}',
     "rd": "{rate_bps: 10000000, d_ns: 20000000}",
     "srd": "{rate_bps: 10000000, d_ns: 20000000}",
 }
@@ -164,8 +172,13 @@ def test_every_discipline_runs_in_ns3_from_a_scenario(kind, demo_dir, tmp_path):
     assert job.spec["trace"]["queues"] == ["bottleneck:L"]
     out = tmp_path / job.rel_dir
     job_file = tmp_path / "jobs" / f"{job.rel_dir}.json"
-    proc = subprocess.run([sys.executable, "-m", "qlab", "run-job", str(job_file), "--out", str(out)],
-                          capture_output=True, text=True, check=False, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qlab", "run-job", str(job_file), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
     assert proc.returncode == 0, proc.stderr
     assert traces.check_dir(out) == []
     _, rows = traces.read_csv_gz(out / "flows.csv.gz")

@@ -15,10 +15,10 @@ rule analyze:
         claims=f"{RESULTS}/analysis/{{paper}}/claims.csv",
     log:
         f"{RESULTS}/logs/analyze/{{paper}}.log",
+    threads: 1
     params:
         # results/analysis/<paper>/claims.csv -> results
         results=lambda w, output: Path(output.claims).parents[2],
-    threads: 1
     shell:
         "TZ=UTC Rscript analysis/scripts/analyze.R --results {params.results} --paper {wildcards.paper}"
         " --out $(dirname {output.claims}) > {log} 2>&1"
@@ -32,12 +32,12 @@ rule provenance:
         f"{RESULTS}/provenance.json",
     log:
         f"{RESULTS}/logs/provenance.log",
+    threads: 1
     params:
         py=PY,
         profile=PROFILE,
         git=GIT_STATE,
         # the scenarios this workflow runs (they may live outside scenarios/)
         files=" ".join(shlex.quote(str(f)) for f in dict.fromkeys(f for s in SCENARIOS for f in s.files)),
-    threads: 1
     shell:
         "{params.py} -m qlab provenance --profile {params.profile} --out {output} {params.files} > {log} 2>&1"

@@ -1,7 +1,9 @@
 # Build the discipline core and the backends' runners from source.
 
 # the core's one source list and what it lists
-CORE_SOURCES = ["disciplines/core/sources.mk"] + sorted(str(p) for p in Path("disciplines/core").glob("*.[ch]"))
+CORE_SOURCES = ["disciplines/core/sources.mk"] + sorted(
+    str(p) for p in Path("disciplines/core").glob("*.[ch]")
+)
 
 
 rule build_core:
@@ -34,10 +36,10 @@ for _name in qlab_backends.names():
                 _backend.build_outputs,
             log:
                 f"logs/build/{_name}.log",
+            threads: 2
             # a param, not the shell string: directives are bound here, the
             # shell string only when the job runs (the loop has moved on)
             params:
                 command=_backend.build_command,
-            threads: 2
             shell:
                 "({params.command}) > {log} 2>&1"

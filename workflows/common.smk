@@ -14,6 +14,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from qlab import backends as qlab_backends
+from qlab import resume as qlab_resume
 from qlab import scenario as sc
 
 
@@ -24,8 +25,10 @@ validate(config, "config.schema.json")
 
 _unknown = [b for b in config["backends"] if b not in qlab_backends.names()]
 if _unknown:
-    print(f"config: backends: unknown {', '.join(_unknown)} (known: {', '.join(qlab_backends.names())})",
-          file=sys.stderr)
+    print(
+        f"config: backends: unknown {', '.join(_unknown)} (known: {', '.join(qlab_backends.names())})",
+        file=sys.stderr,
+    )
     sys.exit(2)
 
 RUNTIME = config["runtime"]  # native | docker (workflows/containers.smk)
@@ -46,6 +49,15 @@ except sc.ScenarioError as exc:
     sys.exit(2)
 
 JOB_BY_DIR = {j.rel_dir: j for j in JOBS}
+
+# A reproduction resumes by itself after a kill (qlab/resume.py): the main
+# Snakemake process holds qlab's lock while it lives (a second reproduction
+# exits 2 naming it) and, holding it, clears Snakemake's stale locks, sweeps
+# the work directories of killed runs and sets damaged runs aside, so that
+# their outputs are missing and they run again. Jobs that Snakemake starts
+# as processes of their own parse this file too: they leave all that alone.
+if workflow.is_main_process:
+    QLAB_LOCK = qlab_resume.start(Path(RESULTS), [Path(RESULTS) / j.rel_dir for j in JOBS])
 PAPERS = sorted({s.paper for s in SCENARIOS})
 
 
@@ -75,7 +87,9 @@ wildcard_constraints:
 
 
 def job_of(wildcards):
-    return JOB_BY_DIR[f"{wildcards.paper}/{wildcards.name}/{wildcards.backend}/{wildcards.point}/seed-{wildcards.seed}"]
+    return JOB_BY_DIR[
+        f"{wildcards.paper}/{wildcards.name}/{wildcards.backend}/{wildcards.point}/seed-{wildcards.seed}"
+    ]
 
 
 def plan_text(job):
@@ -96,8 +110,10 @@ def write_plan(wildcards, path, log):
 def write_scenario_description(wildcards, output, log):
     """The describe_scenario rule's job: scenario.json and graph.json."""
     lines = []
-    for path, text in ((output.scenario, sc.canonical_json(resolved_doc(wildcards))),
-                       (output.graph, scenario_graph_text(wildcards))):
+    for path, text in (
+        (output.scenario, sc.canonical_json(resolved_doc(wildcards))),
+        (output.graph, scenario_graph_text(wildcards)),
+    ):
         lines.append(f"{path}: {'written' if sc.write_if_changed(Path(path), text) else 'unchanged'}\n")
     Path(log).write_text("".join(lines))
 
@@ -106,18 +122,22 @@ def scenario_graph_text(wildcards):
     """The plan of a scenario's first run on a backend (graph.json): the
     topology drawings are made from its graph; it says which run it is."""
     scenario = f"{wildcards.paper}/{wildcards.name}"
-    job = min((j for j in JOBS if j.scenario == scenario and j.backend == wildcards.backend),
-              key=lambda j: (j.series, j.point, j.seed))
+    job = min(
+        (j for j in JOBS if j.scenario == scenario and j.backend == wildcards.backend),
+        key=lambda j: (j.series, j.point, j.seed),
+    )
     return sc.plan_json(job.spec)
 
 
 def runs_of_scenario(wildcards):
-    """run.json of every job of one scenario on one backend."""
+    """run.json and flows.csv.gz of every job of one scenario on one backend
+    (a run whose flows table is gone runs again when its run.json changed)."""
     scenario = f"{wildcards.paper}/{wildcards.name}"
     return [
-        f"{RESULTS}/{j.rel_dir}/run.json"
+        f"{RESULTS}/{j.rel_dir}/{name}"
         for j in JOBS
         if j.scenario == scenario and j.backend == wildcards.backend
+        for name in ("run.json", "flows.csv.gz")
     ] + image_of(qlab_backends.get(wildcards.backend).image)
 
 
@@ -147,7 +167,17 @@ def runner_tools(wildcards):
     Under the docker runtime the runner is built into the backend's image."""
     if RUNTIME == "docker":
         return image_of(qlab_backends.get(wildcards.backend).image)
-    return [str(p) for p in qlab_backends.get(wildcards.backend).tools().values()]
+    return [workdir_relative(p) for p in qlab_backends.get(wildcards.backend).tools().values()]
+
+
+def workdir_relative(path):
+    """A path under the working directory as the build rules name their
+    outputs (relative): Snakemake matches an input to a rule's output by its
+    text, so an absolute input would find no rule to build it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def image_of(name):

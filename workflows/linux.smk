@@ -6,14 +6,23 @@
 
 LINUX_SOURCES = sorted(
     str(p)
-    for pattern in ("*.[ch]", "Kbuild", "Makefile", "dkms.conf", "tc/*.[ch]", "tc/Makefile", "vm/*.sh",
-                    "tests/**/*")
+    for pattern in (
+        "*.[ch]",
+        "Kbuild",
+        "Makefile",
+        "dkms.conf",
+        "tc/*.[ch]",
+        "tc/Makefile",
+        "vm/*.sh",
+        "tests/**/*",
+    )
     for p in Path("disciplines/linux").glob(pattern)
     if p.is_file()
 )
 # the core's one source list and what it lists
 LINUX_CORE_SOURCES = ["disciplines/core/sources.mk"] + sorted(
-    str(p) for p in Path("disciplines/core").glob("*.[ch]"))
+    str(p) for p in Path("disciplines/core").glob("*.[ch]")
+)
 # the generic qdisc (qlab: any discipline of the core) and the per-kind ones
 LINUX_QDISCS = ["qlab", "ncq", "cqaqm", "srd", "rbwfq"]
 

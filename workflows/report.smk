@@ -16,10 +16,10 @@ rule report:
         index=f"{SITE}/index.html",
     log:
         f"{RESULTS}/logs/report.log",
+    threads: 1
     params:
         py=PY,
         site=lambda w, output: Path(output.index).parent,
         results=lambda w, input: Path(input.provenance).parent,
-    threads: 1
     shell:
         "{params.py} -m qlab render --results {params.results} --site {params.site} > {log} 2>&1"

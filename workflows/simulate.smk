@@ -9,9 +9,9 @@ rule plan:
         f"{RESULTS}/jobs/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.json",
     log:
         f"{RESULTS}/logs/plan/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.log",
+    localrule: True
     params:
         digest=plan_digest,
-    localrule: True
     run:
         write_plan(wildcards, output[0], log[0])
 
@@ -26,17 +26,17 @@ rule simulate:
         run=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}/run.json",
     log:
         f"{RESULTS}/logs/simulate/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.log",
-    params:
-        py=PY,
+    # A cluster profile batches these (group-components) where per-job
+    # overhead would dominate; locally each runs as its own process.
+    group:
+        "simulate"
     # A backend that runs in real time (emulation) checks its own timing: it
     # gets the machine to itself (every core), a simulation one core.
     threads: lambda wildcards: workflow.cores if qlab_backends.get(wildcards.backend).realtime else 1
     resources:
         mem_mb=500,
-    # A cluster profile batches these (group-components) where per-job
-    # overhead would dominate; locally each runs as its own process.
-    group:
-        "simulate"
+    params:
+        py=PY,
     shell:
         "rm -f {log}; {params.py} -m qlab run-job {input.job:q} --out $(dirname {output.run:q}) --log {log:q}"
 
@@ -50,11 +50,11 @@ rule describe_scenario:
         graph=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/graph.json",
     log:
         f"{RESULTS}/logs/describe/{{paper}}/{{name}}/{{backend}}.log",
+    localrule: True
     params:
         digest=lambda w: hashlib.sha256(
             (sc.canonical_json(resolved_doc(w)) + scenario_graph_text(w)).encode()
         ).hexdigest(),
-    localrule: True
     run:
         write_scenario_description(wildcards, output, log[0])
 
@@ -68,12 +68,12 @@ rule collect:
         runs=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/runs.csv.gz",
     log:
         f"{RESULTS}/logs/collect/{{paper}}/{{name}}/{{backend}}.log",
+    threads: 1
     params:
         py=PY,
         sweep=lambda w: ",".join(resolved_doc(w)["sweep"]) or "-",
         tables=lambda w: ",".join(resolved_doc(w)["trace"].get("collect", [])) or "-",
         runs=lambda w, input: " ".join(str(Path(r).parent) for r in input.runs if r.endswith("run.json")),
-    threads: 1
     shell:
         "{params.py} -m qlab collect --out $(dirname {output.flows:q}) --sweep {params.sweep}"
         " --tables {params.tables} {params.runs} > {log} 2>&1"

@@ -25,8 +25,13 @@ def _discover() -> dict[str, type[Backend]]:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         for obj in vars(module).values():
-            if isinstance(obj, type) and issubclass(obj, Backend) and obj is not Backend and obj.name \
-                    and obj.__module__ == module.__name__:
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, Backend)
+                and obj is not Backend
+                and obj.name
+                and obj.__module__ == module.__name__
+            ):
                 if obj.name in found:
                     raise RuntimeError(f"backend {obj.name!r} is defined twice ({module.__name__})")
                 found[obj.name] = obj

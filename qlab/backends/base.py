@@ -52,7 +52,8 @@ class Backend(abc.ABC):
             if not Path(path).exists():
                 raise BackendError(
                     f"backend {self.name}: {what} not found at {path} "
-                    f"(build it with `make build` or set the matching QLAB_* variable)")
+                    f"(build it with `make build` or set the matching QLAB_* variable)"
+                )
 
     def refuse(self, plan: dict[str, Any]) -> list[str]:
         """What of this (valid) plan the backend cannot build, one line per

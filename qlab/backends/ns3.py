@@ -20,12 +20,22 @@ class Ns3Backend(Backend):
     name = "ns3"
     summary = "ns-3 3.37 (Debian), qlab's queue discs and runner; any graph, any scale (the default)"
     image = "ns3"
-    build_command = ("cmake -S disciplines/ns3 -B build/ns3 -DCMAKE_BUILD_TYPE=Release"
-                     " && cmake --build build/ns3 -j2")
-    build_inputs = ("disciplines/ns3/CMakeLists.txt", "disciplines/ns3/*.cc", "disciplines/ns3/*.h",
-                    "disciplines/ns3/tests/*.cc")
-    build_outputs = ("build/ns3/qlab-ns3-run", "build/ns3/qlab-ns3-golden", "build/ns3/qlab-ns3-test-typed",
-                     "build/ns3/qlab-ns3-test-flow-hash", "build/ns3/qlab-ns3-test-tcp-handshake")
+    build_command = (
+        "cmake -S disciplines/ns3 -B build/ns3 -DCMAKE_BUILD_TYPE=Release && cmake --build build/ns3 -j2"
+    )
+    build_inputs = (
+        "disciplines/ns3/CMakeLists.txt",
+        "disciplines/ns3/*.cc",
+        "disciplines/ns3/*.h",
+        "disciplines/ns3/tests/*.cc",
+    )
+    build_outputs = (
+        "build/ns3/qlab-ns3-run",
+        "build/ns3/qlab-ns3-golden",
+        "build/ns3/qlab-ns3-test-typed",
+        "build/ns3/qlab-ns3-test-flow-hash",
+        "build/ns3/qlab-ns3-test-tcp-handshake",
+    )
 
     def tools(self) -> dict[str, Path]:
         return {"the ns-3 runner qlab-ns3-run": paths.NS3_RUNNER}
@@ -40,14 +50,17 @@ class Ns3Backend(Backend):
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode != 0:
             msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise BackendError(f"qlab-ns3-run failed on {job_file} (exit {proc.returncode}): "
-                               + (msg[-1] if msg else "no message"))
+            raise BackendError(
+                f"qlab-ns3-run failed on {job_file} (exit {proc.returncode}): "
+                + (msg[-1] if msg else "no message")
+            )
         try:
             facts = json.loads((workdir / "runner.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise BackendError(f"qlab-ns3-run wrote no readable runner.json in {workdir}: {exc}") from None
         # The whole simulator process (library loading, job parsing, table
         # writing included), for the orchestration benchmark.
-        facts["runner_cpu_s"] = round((after.ru_utime - before.ru_utime)
-                                      + (after.ru_stime - before.ru_stime), 3)
+        facts["runner_cpu_s"] = round(
+            (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 3
+        )
         return facts
