@@ -48,8 +48,8 @@ load_paper_context <- function(paper) {
                                       paper, qlab_results, paste(scenarios, collapse = ", "))))
   }
   if (all(file.exists(expected))) {
-    figures <- purrr::map(stats::setNames(files, files), function(file) {
-      read_figure_table(file.path(out_dir, paste0(file, ".csv")))
+    figures <- purrr::map2(stats::setNames(files, files), items, function(file, item) {
+      read_item_table(file.path(out_dir, paste0(file, ".csv")), item)
     })
     claims <- readr::read_csv(file.path(out_dir, "claims.csv"), show_col_types = FALSE,
                               col_types = readr::cols(.default = readr::col_character()))
@@ -60,7 +60,8 @@ load_paper_context <- function(paper) {
     claims <- computed$claims
     source_note <- sprintf("%s has no analysis tables: computed while rendering, with the same code (analysis/R).", out_dir)
   }
-  backend <- choose_backend(backends)
+  # a paper with no scenarios yet shows its analytic model only
+  backend <- if (length(scenarios) == 0) model_backend else choose_backend(backends)
   # a scenario's own files from the page's backend, else from one that ran it
   scenario_file <- function(scenario, name) {
     dirs <- scenario_results_dir(qlab_results, scenario, unique(c(backend, backends_of[[scenario]])))
@@ -73,7 +74,8 @@ load_paper_context <- function(paper) {
     missing = FALSE,
     # items that compare backends keep every backend's rows
     figures = purrr::map2(figures, items, function(table, item) {
-      if (compares_backends(item)) table else dplyr::filter(table, .data$backend == .env$backend)
+      if (compares_backends(item) || item$kind %in% kinds_without_runs) table
+      else dplyr::filter(table, .data$backend == .env$backend)
     }),
     claims = dplyr::filter(claims, .data$backend == .env$backend),
     # every backend's verdicts (the ns2-vs-ns3 page sets them side by side)
@@ -224,6 +226,7 @@ plot_item <- function(ctx, id) {
     backend_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
     tasks_over_time = plot_tasks_over_time(table, item$x_label, item$y_label),
     tcp_worst_flow = plot_tcp_worst_flow(table, item$x_label),
+    model_vs_x = plot_model_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1),
     paired_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
     metric_by_series = plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, item_metric_labels(item),
                                              item_reference(ctx, item))
@@ -306,6 +309,14 @@ item_caption <- function(ctx, id) {
       paste(names(kinds), unlist(kinds), sep = ": ", collapse = ", ")))
   }
   table <- ctx$figures[[item_file(item)]]
+  if (item$kind %in% kinds_without_runs) {
+    others <- setdiff(unique(table$reading), "printed")
+    return(sprintf(paste(
+      "%s (paper): \u201c%s\u201d. qlab: computed exactly from the paper's equations (model %s, no simulation),",
+      "under the printed reading (first panel) and %d other reading(s) of what the paper leaves ambiguous, one per",
+      "panel: %s (analysis/MODEL-NCQ-JOURNAL.md)."),
+      item$label, item$caption, item$model, length(others), paste(others, collapse = "; ")))
+  }
   text <- figure_caption(table, item$label, item$caption, from_paper = !startsWith(item$id, "qlab/"))
   if (!is.null(item$at)) {
     text <- paste(text, sprintf("At %s.", describe_point(item$at)))
@@ -449,6 +460,11 @@ print_backend_ratios <- function(ctx, item) {
 #' the parameters and scenario-wide assumptions: point to it instead.
 print_item_details <- function(ctx, id, shown_at = NULL) {
   item <- paper_item(ctx, id)
+  if (item$kind %in% kinds_without_runs) {
+    print_model_equations(ctx, item)
+    print_claims(ctx, id)
+    return(invisible())
+  }
   if (identical(item$kind, "backend_ratio_vs_x")) print_backend_ratios(ctx, item)
   if (!is.null(shown_at)) {
     cat("\n**Parameters and assumptions**: as for ", paper_item(ctx, shown_at)$label, " above (scenario ",
@@ -458,6 +474,38 @@ print_item_details <- function(ctx, id, shown_at = NULL) {
   }
   print_assumptions(ctx, id, only_named = !is.null(shown_at))
   print_claims(ctx, id)
+}
+
+#' The equations behind each curve of a model item (its table's `method`).
+print_model_equations <- function(ctx, item) {
+  table <- ctx$figures[[item_file(item)]]
+  if (nrow(table) == 0) return(invisible())
+  used <- dplyr::distinct(table, .data$series, .data$method) |>
+    dplyr::transmute(series = .data$series, equations = sub("^analytic, ", "", .data$method))
+  print_html(html_table(used, caption = "The paper's equations behind each curve"))
+}
+
+#' The numbers a paper states from its own model, under every reading: the
+#' printed one and those changing one ambiguous choice (the claims' verdicts
+#' use these; readings changing more are counted in the claims' text).
+print_model_stated_values <- function(model) {
+  table <- model_value_tables()[[model]]()
+  table$changes <- ifelse(table$reading == "printed", 0L, lengths(strsplit(table$reading, "+", fixed = TRUE)))
+  listed <- function(readings) if (length(readings) == 0) "none" else paste(readings, collapse = "; ")
+  shown <- table |>
+    dplyr::group_by(.data$figure, .data$series, .data$stated_pct) |>
+    dplyr::summarise(
+      printed = sprintf("%+.1f%%", .data$value_pct[.data$reading == "printed"][1]),
+      `readings changing one choice` = sprintf("%+.0f%% to %+.0f%%", min(.data$value_pct[.data$changes == 1]),
+                                               max(.data$value_pct[.data$changes == 1])),
+      `matching (one choice)` = listed(.data$reading[.data$match & .data$changes <= 1]),
+      `matching combinations (2+ choices)` = sum(.data$match & .data$changes > 1),
+      .groups = "drop") |>
+    dplyr::mutate(stated = sprintf("%+g%%", .data$stated_pct), .after = "series") |>
+    dplyr::select(-"stated_pct")
+  print_html(html_table(shown, caption = sprintf(
+    "The percentages the paper states at u = 0.60, and ours (model %s), matched within %g percentage point(s)",
+    model, table$tolerance_pp[[1]])))
 }
 
 # ---- generated sections --------------------------------------------------
@@ -494,7 +542,10 @@ item_section_rmd <- function(ctx, item, level, shown_at) {
       sprintf("```{r %s-details, results = 'asis'}", label),
       sprintf("print_item_details(ctx, %s, shown_at = %s)", id, deparse(shown_at)), "```")
   }
-  c(paste(strrep("#", level), heading), "", item$prose %||% character(), "", body, "")
+  # the item's id is its anchor (ncq-conf.html#ncq-conf-fig2) and is shown under its heading
+  anchor <- gsub("[^a-z0-9]+", "-", tolower(item$id))
+  c(sprintf("%s %s {#%s}", strrep("#", level), heading, anchor), "", sprintf("Item `%s`.", item$id), "",
+    item$prose %||% character(), "", body, "")
 }
 
 #' Every item of a page in the spec's order, each as its own section (with
@@ -605,4 +656,17 @@ print_colophon <- function(backends = NULL) {
   cat("Scenario hashes (SHA-256, first 16 hex digits): ",
       paste(sprintf("%s `%s`", scenarios$scenario, scenarios$sha256), collapse = "; "), ". ", sep = "")
   cat("Tools: ", paste(names(versions), versions, collapse = ", "), ".\n", sep = "")
+}
+
+#' The paper's catalogued items that nothing produces yet (the spec's
+#' `pending`), so a reader sees what the page does not show.
+print_pending_items <- function(ctx) {
+  pending <- unlist(ctx$spec$pending)
+  if (length(pending) == 0) {
+    cat("\nEvery catalogued item of the paper is on this page.\n\n")
+    return(invisible())
+  }
+  cat("\n", length(pending), " of the paper's ", length(pending) + length(ctx$spec$items),
+      " catalogued items are not reproduced yet (no scenario produces them): ",
+      paste0("`", pending, "`", collapse = ", "), ".\n\n", sep = "")
 }

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from qlab import paths, traces
 
@@ -152,6 +153,19 @@ def test_report_holds_figures_and_claims(run):
         "inconclusive",
     }, verdicts
     assert (site / "provenance.html").exists()
+    # the NCQ journal paper's analytic model: every item with its id, one
+    # figure per model item, the stated percentages with a verdict each
+    journal = parse(site / "ncq-journal.html")
+    journal_text = " ".join(journal.text)
+    spec = yaml.safe_load((REPO / "analysis/papers/ncq-journal.yaml").read_text())
+    for item in spec["items"]:
+        assert item["id"] in journal_text, item["id"]
+    assert len(journal.imgs) == sum(item["kind"] == "model_vs_x" for item in spec["items"]) == 12
+    assert all(pending in journal_text for pending in spec["pending"])
+    with open(tmp / "results" / "analysis" / "ncq-journal" / "claims.csv") as f:
+        stated = [r for r in csv.DictReader(f) if "%" in r["paper_value"] and "u = 0.60" in r["paper_value"]]
+    assert len(stated) == 6
+    assert {r["verdict"] for r in stated} <= {"reproduced", "partly", "not reproduced"}
     # ns-2 did not run here: the cross-simulator page renders and says so
     cross = " ".join(parse(site / "ns2-vs-ns3.html").text)
     assert "ns-2 vs ns-3" in cross and "No ns2 results" in cross, cross[:2000]

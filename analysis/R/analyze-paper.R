@@ -21,10 +21,12 @@ selector_columns <- function() {
 # listing (the paper's pseudo-code beside ours) and a diagram (the topology,
 # drawn from the run's graph.json) are drawn by the report directly.
 figure_kinds <- c("metric_vs_x", "tasks_over_time", "paired_ratio_vs_x", "metric_by_series", "backend_ratio_vs_x",
-                  "tcp_worst_flow")
+                  "tcp_worst_flow", "model_vs_x")
 item_kinds <- c("listing", "diagram", figure_kinds)
 # Figure kinds drawn from something other than the per-run metrics (metrics.R).
-kinds_without_metrics <- c("tasks_over_time", "tcp_worst_flow")
+kinds_without_metrics <- c("tasks_over_time", "tcp_worst_flow", "model_vs_x")
+# Figure kinds computed without any run: a paper's analytic model.
+kinds_without_runs <- "model_vs_x"
 
 # What each kind must give besides id, label, caption and kind.
 item_kind_fields <- list(
@@ -35,7 +37,8 @@ item_kind_fields <- list(
   paired_ratio_vs_x = c("scenario", "baseline", "metrics", "x", "x_label", "y_label"),
   metric_by_series = c("scenario", "metrics", "y_label"),
   backend_ratio_vs_x = c("scenario", "numerator", "denominator", "metrics", "x", "x_label", "y_label"),
-  tcp_worst_flow = c("scenario", "at", "x_label")
+  tcp_worst_flow = c("scenario", "at", "x_label"),
+  model_vs_x = c("model", "x_label", "y_label")
 )
 
 #' Read and check analysis/papers/<paper>.yaml.
@@ -60,6 +63,11 @@ read_paper_spec <- function(analysis_dir, paper) {
     stop(sprintf("%s: item ids, and their last parts (the figure tables' file names), must be unique (repeated: %s)",
                  path, paste(unique(c(ids[duplicated(ids)], files[duplicated(files)])), collapse = ", ")))
   }
+  pending <- unlist(spec$pending)
+  if (!is.null(spec$pending) && (!is.character(pending) || any(pending %in% ids))) {
+    stop(sprintf("%s: `pending` must list ids of items the spec does not produce (found: %s)", path,
+                 paste(intersect(pending, ids), collapse = ", ")))
+  }
   sections <- purrr::map_chr(spec$sections %||% list(), "id")
   unknown <- setdiff(unlist(purrr::map(spec$items, "section")), sections)
   if (length(unknown) > 0) {
@@ -83,6 +91,12 @@ check_item <- function(item, where) {
   }
   if (item$kind %in% figure_kinds && !item$kind %in% kinds_without_metrics) {
     item_selectors(item, where)
+  }
+  if (item$kind %in% kinds_without_runs) {
+    if (!is.null(item$scenario)) stop(sprintf("%s: an item of kind %s runs nothing: it must not name a `scenario`", where, item$kind))
+    if (!item$model %in% names(analytic_models())) {
+      stop(sprintf("%s: model must be one of %s (found %s)", where, paste(names(analytic_models()), collapse = ", "), item$model))
+    }
   }
   invisible(item)
 }
@@ -145,7 +159,7 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
   if (is.null(backends)) {
     backends <- sort(unique(unlist(purrr::map(scenarios, function(s) list_backends(results_dir, s)))))
   }
-  if (length(backends) == 0) {
+  if (length(backends) == 0 && length(scenarios) > 0) {
     stop(sprintf("%s: no results for any scenario of %s (looked for %s/<backend>/runs.csv.gz)",
                  results_dir, paper, paste(file.path(results_dir, scenarios, "<backend>", "runs.csv.gz"), collapse = ", ")))
   }
@@ -168,7 +182,11 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
       )
     }
   }
+  model_rows <- memoise_by_name(function(model) analytic_models()[[model]]())
   figures <- purrr::map(items, function(item) {
+    if (item$kind %in% kinds_without_runs) {
+      return(model_figure_table(item, model_rows(item$model)))
+    }
     if (item$kind == "backend_ratio_vs_x") {
       return(summarise_backend_ratio_vs_x(item, loaded))
     }
@@ -179,11 +197,39 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
     if (nrow(table) == 0) empty_summary() else table
   })
   names(figures) <- purrr::map_chr(items, item_file)
-  verdicts <- purrr::map_dfr(backends, function(backend) {
+  # a paper with no runs (only its analytic model) has the model's verdicts
+  verdicts <- purrr::map_dfr(if (length(backends) == 0) model_backend else backends, function(backend) {
     evaluate_claims(claims, loaded[[backend]]) |>
       dplyr::mutate(backend = backend)
   })
   list(figures = figures, claims = verdicts)
+}
+
+# The `backend` of tables computed from a paper's analytic model, not from runs.
+model_backend <- "model"
+
+#' The analytic models items of kind model_vs_x can name: model -> a function
+#' returning every figure row of that model (analysis/R/model-*.R).
+analytic_models <- function() {
+  list(`ncq-journal` = function() dplyr::bind_rows(ncq_journal_figure_data()))
+}
+
+#' The columns of a model figure table, in order: exact values (ci_lo = ci_hi
+#' = mean), one curve per series and reading of the paper's text.
+model_columns <- function() {
+  c("figure", "metric", "series", "reading", "x", "x_variable", "mean", "ci_lo", "ci_hi", "unit", "method", "backend")
+}
+
+#' The figure table of a model_vs_x item: its model's rows (`all_rows`,
+#' every figure's) for the item's id.
+model_figure_table <- function(item, all_rows = analytic_models()[[item$model]]()) {
+  rows <- all_rows[all_rows$figure == item$id, ]
+  if (nrow(rows) == 0) {
+    stop(sprintf("figure %s: model %s computes no rows for it (figures it computes: %s)", item$id, item$model,
+                 paste(unique(all_rows$figure), collapse = ", ")))
+  }
+  rows$backend <- model_backend
+  dplyr::select(rows, dplyr::all_of(model_columns()))
 }
 
 #' The scenarios (of `scenarios`) with collected results for `backend`.
@@ -421,6 +467,21 @@ write_paper_analysis <- function(analysis, out_dir) {
   })
   readr::write_csv(analysis$claims, file.path(out_dir, "claims.csv"), na = "NA")
   invisible(out_dir)
+}
+
+#' Read a figure table written by `write_paper_analysis()`, typed as written
+#' (an item of a kind without runs has the model's columns).
+read_item_table <- function(path, item) {
+  if (!item$kind %in% kinds_without_runs) {
+    return(read_figure_table(path))
+  }
+  types <- readr::cols(
+    figure = readr::col_character(), metric = readr::col_character(), series = readr::col_character(),
+    reading = readr::col_character(), x = readr::col_double(), x_variable = readr::col_character(),
+    mean = readr::col_double(), ci_lo = readr::col_double(), ci_hi = readr::col_double(),
+    unit = readr::col_character(), method = readr::col_character(), backend = readr::col_character()
+  )
+  dplyr::select(read_typed_csv(path, types$cols), dplyr::all_of(model_columns()))
 }
 
 #' Read a figure table written by `write_paper_analysis()`, typed as written.

@@ -34,7 +34,9 @@
 verdicts <- c("reproduced", "partly", "inconclusive", "not reproduced", "qualitative", "not comparable")
 
 comparison_kinds <- c("ratio_at", "difference_at", "direction", "no_worse", "equivalent",
-                      "at_least", "at_most", "trend", "qualitative", "not_comparable")
+                      "at_least", "at_most", "trend", "model_value", "qualitative", "not_comparable")
+# Kinds tested on a paper's analytic model, not on runs (no metric, no scenario).
+model_comparison_kinds <- "model_value"
 
 # The level of every test behind a verdict, and the multiplicity correction
 # applied to each claim's family of tests (stats::p.adjust's name).
@@ -84,6 +86,12 @@ verdict_rules <- function() {
     "the claimed sign in some series, the opposite in none",
     "no series decides",
     "the opposite sign in one series or more",
+    "model_value",
+    "A value the paper states from its own equations (e.g. a percentage at one utilisation), computed exactly from our transcription of those equations (no statistics) under the printed reading and under every other reading of what the paper leaves ambiguous (design/catalogue.yaml); a reading matches within the claim's tolerance (the paper prints whole numbers).",
+    "the printed reading matches",
+    "a reading that changes one ambiguous choice matches (named); readings changing two or more are reported but decide nothing",
+    "—",
+    "no reading changing at most one choice matches",
     "qualitative / not_comparable",
     "No test: a description, an explanation, or a statement our runs cannot test; the reason is shown.",
     "—", "—", "—", "—"
@@ -136,6 +144,7 @@ check_claim <- function(claim, where) {
     equivalent = if (is.null(claim$comparison$value)) c("treatment", "baseline", "margin") else c("series", "value", "margin"),
     at_least = , at_most = c("series", "threshold"),
     trend = c("series", "relation", "x"),
+    model_value = c("model", "series"),
     qualitative = , not_comparable = "reason"
   )
   missing <- setdiff(needs, names(claim$comparison))
@@ -146,7 +155,12 @@ check_claim <- function(claim, where) {
   if (!compare %in% c("mean", "best")) {
     stop(sprintf("%s (%s): comparison.compare must be mean or best (found %s)", where, claim$id, compare))
   }
-  if (!kind %in% c("qualitative", "not_comparable")) {
+  if (kind %in% model_comparison_kinds) {
+    if (!claim$comparison$model %in% names(model_value_tables())) {
+      stop(sprintf("%s (%s): comparison.model must be one of %s (found %s)", where, claim$id,
+                   paste(names(model_value_tables()), collapse = ", "), claim$comparison$model))
+    }
+  } else if (!kind %in% c("qualitative", "not_comparable")) {
     for (field in c("metric", "scenario")) {
       if (is.null(claim[[field]])) {
         stop(sprintf("%s (%s): a %s comparison must name its `%s`", where, claim$id, kind, field))
@@ -201,8 +215,10 @@ check_claim_references <- function(claims, where = "claims") {
 #'   method, same_as (NA, or the claim whose test this entry repeats).
 evaluate_claims <- function(claims, metrics_by_scenario) {
   check_claim_references(claims)
+  # a model's stated values are computed once for all the claims on them
+  model_table <- memoise_by_name(function(model) model_value_tables()[[model]]())
   outcomes <- purrr::map(claims, function(entry) {
-    if (!is.null(entry$same_as)) NULL else evaluate_claim(entry, metrics_by_scenario)
+    if (!is.null(entry$same_as)) NULL else evaluate_claim(entry, metrics_by_scenario, model_table)
   })
   names(outcomes) <- purrr::map_chr(claims, "id")
   purrr::map_dfr(claims, function(entry) {
@@ -239,7 +255,8 @@ claim_outcome <- function(verdict, ours, method) {
 }
 
 #' Evaluate one claim: list(verdict, ours, method).
-evaluate_claim <- function(claim, metrics_by_scenario) {
+evaluate_claim <- function(claim, metrics_by_scenario,
+                           model_table = function(model) model_value_tables()[[model]]()) {
   comparison <- claim$comparison
   kind <- comparison$kind
   if (kind == "qualitative") {
@@ -247,6 +264,9 @@ evaluate_claim <- function(claim, metrics_by_scenario) {
   }
   if (kind == "not_comparable") {
     return(claim_outcome("not comparable", "—", comparison$reason))
+  }
+  if (kind == "model_value") {
+    return(evaluate_model_value(claim, model_table(comparison$model)))
   }
   data <- metrics_by_scenario[[claim$scenario]]
   if (is.null(data)) {
@@ -672,4 +692,67 @@ evaluate_trend <- function(claim, metrics, sweep_vars, sweep) {
   method <- sprintf("Least-squares slope of per-run %s on %s per series, one-sided t-test of its sign; %s. Reproduced if %s in every series; partly in some, the opposite in none; not reproduced if the opposite in one; inconclusive otherwise.",
                     claim$metric_id, comparison$x, family_method(nrow(slopes)), relation)
   claim_outcome(verdict, ours, method)
+}
+
+# ---- values stated from a paper's own model ---------------------------------
+
+#' The stated values of each analytic model, under every reading: model ->
+#' a function returning one row per stated value and reading, with `figure`,
+#' `series`, `stated_pct`, `reading` ("printed" for the paper's printed
+#' reading), `value_pct`, `tolerance_pp` and `match`.
+model_value_tables <- function() {
+  list(`ncq-journal` = function() ncq_journal_stated_percentages())
+}
+
+#' Verdict of a model_value claim: reproduced when the printed reading gives
+#' the stated value; partly when a reading that changes one ambiguous choice
+#' does; else not reproduced. Readings that change two or more choices are
+#' reported but decide nothing: among the hundreds of combinations some
+#' would match by chance.
+evaluate_model_value <- function(claim, table) {
+  comparison <- claim$comparison
+  rows <- table[table$figure == claim$figure & table$series == comparison$series, ]
+  if (nrow(rows) == 0) {
+    stop(sprintf("claim %s: model %s states no value for figure %s, series %s", claim$id, comparison$model,
+                 claim$figure, comparison$series))
+  }
+  printed <- rows[rows$reading == "printed", ]
+  if (nrow(printed) != 1) {
+    stop(sprintf("claim %s: model %s must give one printed reading for %s, series %s (found %d)", claim$id,
+                 comparison$model, claim$figure, comparison$series, nrow(printed)))
+  }
+  # choices a reading changes from the printed one ("a=x+b=y": two)
+  rows$changes <- ifelse(rows$reading == "printed", 0L, lengths(strsplit(rows$reading, "+", fixed = TRUE)))
+  matching <- rows$reading[rows$match & rows$changes == 1]
+  combined <- rows$reading[rows$match & rows$changes > 1]
+  rows <- rows[order(round(rows$abs_error_pp, 2), rows$changes), ] # ties within 0.01 pp: the fewest changes
+  nearest <- rows[1, ]
+  ours <- sprintf("%+.1f%% (printed reading)", printed$value_pct)
+  tolerance <- sprintf("within %g percentage point(s) of the stated %+g%%", printed$tolerance_pp, printed$stated_pct)
+  method <- sprintf("Exact, from the paper's equations at u = %g; %d readings computed; a reading matches %s.",
+                    printed$u %||% NA, nrow(rows), tolerance)
+  also <- if (length(combined) > 0) {
+    sprintf(" Readings changing two or more choices, which decide nothing: %d match (e.g. %s).", length(combined),
+            paste(utils::head(combined, 2), collapse = "; "))
+  } else {
+    ""
+  }
+  if (isTRUE(printed$match)) {
+    return(claim_outcome("reproduced", ours, method))
+  }
+  if (length(matching) > 0) {
+    return(claim_outcome("partly", ours, sprintf("%s The printed reading does not; changing one choice, %d reading(s) do: %s.%s",
+                                                 method, length(matching), paste(matching, collapse = "; "), also)))
+  }
+  claim_outcome("not reproduced", ours, sprintf("%s No reading changing one choice does; the nearest reading is %s with %+.1f%%.%s",
+                                                method, nearest$reading, nearest$value_pct, also))
+}
+
+#' `f(name)`, computed once per name for the life of the returned function.
+memoise_by_name <- function(f) {
+  cache <- list()
+  function(name) {
+    if (is.null(cache[[name]])) cache[[name]] <<- f(name)
+    cache[[name]]
+  }
 }

@@ -177,3 +177,28 @@ figure_caption <- function(summary, label, caption, from_paper = TRUE) {
   }
   text
 }
+
+#' A paper's analytic model vs the utilisation (or another x): one panel per
+#' reading of the paper's equations, the printed reading first, colour the
+#' series. Exact values, so no intervals. A log y axis when the values span
+#' more than two decades (delays grow without bound as u approaches 1).
+plot_model_vs_x <- function(table, x_label, y_label, y_scale = 1) {
+  require_columns(table, c("series", "reading", "x", "mean"), "plot model vs x")
+  readings <- unique(table$reading)
+  table$reading <- factor(table$reading, levels = c("printed", setdiff(readings, "printed")))
+  table$value <- table$mean * y_scale
+  span <- range(table$value[table$value > 0], na.rm = TRUE)
+  log_y <- span[[2]] / span[[1]] > 100
+  plot <- ggplot2::ggplot(table, ggplot2::aes(x = .data$x, y = .data$value, colour = .data$series)) +
+    ggplot2::geom_line() +
+    # "option=value" on two lines: the long names fit their panel
+    ggplot2::facet_wrap(ggplot2::vars(.data$reading), ncol = if (length(readings) > 3) 2L else length(readings),
+                        labeller = ggplot2::as_labeller(function(x) sub("=", " =\n", x, fixed = TRUE))) +
+    ggplot2::scale_colour_manual(values = series_palette(table$series)) +
+    ggplot2::labs(x = x_label, y = if (log_y) paste(y_label, "(log scale)") else y_label, colour = "Series") +
+    ggplot2::guides(colour = ggplot2::guide_legend(ncol = 2)) +
+    ggplot2::theme_bw() +
+    ggplot2::theme(legend.position = "bottom")
+  if (log_y) plot <- plot + ggplot2::scale_y_log10()
+  plot
+}

@@ -1,0 +1,87 @@
+# Items and claims computed from a paper's analytic model (kind model_vs_x,
+# comparison model_value): no runs, exact values.
+
+stated_row <- function(reading, value_pct, stated_pct = 100, tolerance_pp = 1) {
+  tibble::tibble(figure = "p/fig3", series = "s", u = 0.6, stated_pct = stated_pct, reading = reading,
+                 value_pct = value_pct, tolerance_pp = tolerance_pp,
+                 abs_error_pp = abs(value_pct - stated_pct), match = abs(value_pct - stated_pct) <= tolerance_pp)
+}
+
+with_model_values <- function(table, code) {
+  # model_value_tables() is looked up at call time: replace it for one test
+  original <- model_value_tables
+  assign("model_value_tables", function() list(m = function() table), envir = globalenv())
+  on.exit(assign("model_value_tables", original, envir = globalenv()))
+  force(code)
+}
+
+model_claim <- list(id = "c", figure = "p/fig3", claim = "x", paper_value = "+100%",
+                    comparison = list(kind = "model_value", model = "m", series = "s"))
+
+test_that("a stated value is reproduced only by the printed reading, partly by one changed choice", {
+  printed_matches <- dplyr::bind_rows(stated_row("printed", 100.4), stated_row("a=x", 150))
+  out <- with_model_values(printed_matches, evaluate_claim(model_claim, list()))
+  expect_equal(out$verdict, "reproduced")
+  expect_match(out$ours, "\\+100.4% \\(printed reading\\)")
+
+  one_choice <- dplyr::bind_rows(stated_row("printed", 120), stated_row("a=x", 99.5), stated_row("a=x+b=y", 100))
+  out <- with_model_values(one_choice, evaluate_claim(model_claim, list()))
+  expect_equal(out$verdict, "partly")
+  expect_match(out$method, "changing one choice, 1 reading\\(s\\) do: a=x\\.")
+  expect_match(out$method, "two or more choices, which decide nothing: 1 match")
+})
+
+test_that("a match that needs two changed choices decides nothing", {
+  combined_only <- dplyr::bind_rows(stated_row("printed", 120), stated_row("a=x", 130), stated_row("a=x+b=y", 100))
+  out <- with_model_values(combined_only, evaluate_claim(model_claim, list()))
+  expect_equal(out$verdict, "not reproduced")
+  expect_match(out$method, "the nearest reading is a=x\\+b=y with \\+100.0%")
+})
+
+test_that("a model claim must name a known model; an unknown figure or series is an error", {
+  bad <- model_claim
+  bad$comparison$model <- "nope"
+  expect_error(check_claim(bad, "claims.yaml: claims[1]"), "comparison.model must be one of")
+  missing <- model_claim
+  missing$comparison$series <- "other"
+  expect_error(with_model_values(stated_row("printed", 1), evaluate_claim(missing, list())),
+               "model m states no value for figure p/fig3, series other")
+})
+
+test_that("a model item's table is its model's rows for that id, exact, with the model as backend", {
+  item <- list(id = "ncq-journal/fig1a", kind = "model_vs_x", model = "ncq-journal")
+  table <- model_figure_table(item)
+  expect_equal(names(table), model_columns())
+  expect_true(all(table$figure == "ncq-journal/fig1a") && all(table$backend == model_backend))
+  expect_equal(table$ci_lo, table$mean)
+  expect_setequal(unique(table$reading), c("printed", "service_moment=second_moment"))
+  expect_error(model_figure_table(list(id = "ncq-journal/fig99", model = "ncq-journal")), "computes no rows for it")
+  expect_error(check_item(list(id = "x/fig1", label = "l", caption = "c", kind = "model_vs_x", model = "ncq-journal",
+                               x_label = "u", y_label = "d", scenario = "x/s"), "w"), "must not name a `scenario`")
+})
+
+test_that("the ncq-journal spec analyses without any run: every model item and every claim", {
+  analysis <- analyze_paper(tempfile(), "ncq-journal", file.path("..", ".."))
+  spec <- read_paper_spec(file.path("..", ".."), "ncq-journal")
+  model_items <- purrr::keep(spec$items, function(item) item$kind == "model_vs_x")
+  expect_setequal(names(analysis$figures), purrr::map_chr(model_items, item_file))
+  expect_true(all(purrr::map_int(analysis$figures, nrow) > 0))
+  expect_true(all(analysis$claims$backend == model_backend))
+  stated <- analysis$claims[grepl("^model_value|Exact, from the paper", analysis$claims$method), ]
+  expect_equal(nrow(stated), 6)
+  expect_true(all(stated$verdict %in% c("reproduced", "partly", "not reproduced")))
+  # written and read back with the model's columns
+  out <- tempfile()
+  write_paper_analysis(analysis, out)
+  back <- read_item_table(file.path(out, "fig2a.csv"), model_items[[5]])
+  expect_equal(nrow(back), nrow(analysis$figures$fig2a))
+})
+
+test_that("pending items must not be items the spec produces", {
+  dir <- tempfile()
+  dir.create(file.path(dir, "papers"), recursive = TRUE)
+  spec <- yaml::read_yaml(file.path("..", "..", "papers", "ncq-journal.yaml"))
+  spec$pending <- c(spec$pending, "ncq-journal/fig1a")
+  yaml::write_yaml(spec, file.path(dir, "papers", "ncq-journal.yaml"))
+  expect_error(read_paper_spec(dir, "ncq-journal"), "`pending` must list ids of items the spec does not produce \\(found: ncq-journal/fig1a\\)")
+})
