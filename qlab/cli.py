@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -259,6 +260,78 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0 if proc.returncode == 0 else (EXIT_USER if proc.returncode == 2 else 1)
 
 
+def find_item(item_id: str) -> tuple[str, dict] | None:
+    """(paper, item) of the report item with this id (analysis/papers/*.yaml)."""
+    import yaml
+
+    for spec_file in sorted((paths.ROOT / "analysis" / "papers").glob("*.yaml")):
+        spec = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
+        for item in spec.get("items", []):
+            if item.get("id") == item_id:
+                return spec_file.stem, item
+    return None
+
+
+def figure_command(item_id: str, profile: str, results: str, backends: Sequence[str]) -> list[str] | str:
+    """The Snakemake command that regenerates one report item: the runs of its
+    scenarios (and of those it draws beside them) and its paper's analysis.
+    A string: why there is none."""
+    found = find_item(item_id)
+    if found is None:
+        return f"qlab figure: {item_id}: no item of analysis/papers/*.yaml has this id"
+    paper, item = found
+    scenarios = [item["scenario"]] if "scenario" in item else []
+    scenarios += [extra["scenario"] for extra in item.get("also", [])]
+    if not scenarios:  # a listing, or a figure of the paper's analytic model: no runs
+        analyze = str(paths.ROOT / "analysis" / "scripts" / "analyze.R")
+        return [
+            "Rscript",
+            analyze,
+            "--results",
+            results,
+            "--paper",
+            paper,
+            "--out",
+            f"{results}/analysis/{paper}",
+        ]
+    snakemake = Path(sys.executable).with_name("snakemake")
+    cmd = [
+        str(snakemake),
+        "--workflow-profile",
+        "workflows/profiles/local",
+        "--cores",
+        str(os.cpu_count() or 1),
+        "--config",
+        f"profile={profile}",
+        f"results={results}",
+        f"scenarios={json.dumps([str(paths.SCENARIOS / f'{s}.yaml') for s in scenarios])}",
+    ]
+    # an item comparing two backends needs both
+    backends = list(backends) or [item[side] for side in ("numerator", "denominator") if side in item]
+    if backends:
+        cmd.append(f"backends={json.dumps(backends)}")
+    return [*cmd, "--quiet", "host", "--", f"{results}/analysis/{paper}/claims.csv"]
+
+
+def cmd_figure(args: argparse.Namespace) -> int:
+    cmd = figure_command(args.id, args.profile, args.results.rstrip("/"), args.backend or [])
+    if isinstance(cmd, str):
+        return _fail([cmd])
+    paper, item = find_item(args.id) or ("", {})
+    table = Path(args.results) / "analysis" / paper / f"{args.id.rsplit('/', 1)[1]}.csv"
+    if args.dry_run:
+        print(shlex.join(cmd))
+        print(table)
+        return 0
+    proc = subprocess.run(cmd, cwd=paths.ROOT, check=False, env={**os.environ, "TZ": "UTC"})
+    if proc.returncode != 0:
+        return _fail(
+            [f"qlab figure {args.id}: {cmd[0]} failed (exit {proc.returncode}); logs: {args.results}/logs/"]
+        )
+    print(table)
+    return 0
+
+
 def cmd_images(args: argparse.Namespace) -> int:
     from qlab import containers
 
@@ -464,6 +537,22 @@ def build_parser() -> argparse.ArgumentParser:
     df.add_argument("b", metavar="RESULTS_B", help="a results directory (the 'after')")
     df.add_argument("--out", help="also write every cell (CSV)")
     df.set_defaults(func=cmd_diff)
+
+    fg = _command(
+        sub,
+        "figure",
+        "regenerate one item of the report: its runs and its paper's analysis",
+        "Runs what one item needs, by its id as the report shows it (ncq-conf/fig2): "
+        "the runs of its scenario (and of the scenarios drawn beside it) that are missing "
+        "or out of date, then its paper's figure tables and verdicts; prints the item's "
+        "figure-data CSV. Items of a paper's analytic model run nothing.",
+    )
+    fg.add_argument("id", help="the item's id (e.g. ncq-conf/fig2)")
+    fg.add_argument("--profile", default="quick", choices=PROFILES, help="seeds and scale")
+    fg.add_argument("--results", default="results", help="results directory")
+    fg.add_argument("--backend", action="append", help="run on this backend (repeat; default: ns3)")
+    fg.add_argument("--dry-run", action="store_true", help="print the command and the CSV, run nothing")
+    fg.set_defaults(func=cmd_figure)
 
     im = _command(
         sub,

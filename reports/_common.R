@@ -460,6 +460,7 @@ print_backend_ratios <- function(ctx, item) {
 #' the parameters and scenario-wide assumptions: point to it instead.
 print_item_details <- function(ctx, id, shown_at = NULL) {
   item <- paper_item(ctx, id)
+  print_figure_links(ctx, item)
   if (item$kind %in% kinds_without_runs) {
     print_model_equations(ctx, item)
     print_claims(ctx, id)
@@ -467,13 +468,29 @@ print_item_details <- function(ctx, id, shown_at = NULL) {
   }
   if (identical(item$kind, "backend_ratio_vs_x")) print_backend_ratios(ctx, item)
   if (!is.null(shown_at)) {
-    cat("\n**Parameters and assumptions**: as for ", paper_item(ctx, shown_at)$label, " above (scenario ",
-        item$scenario, ").\n\n", sep = "")
+    cat("\n**Parameters and assumptions**: as for [", paper_item(ctx, shown_at)$label, "](#", item_anchor(shown_at),
+        ") above (scenario ", item$scenario, ").\n\n", sep = "")
+    print_assumptions(ctx, id, only_named = TRUE)
   } else {
+    # shown once per scenario, folded: the figure and its claims stay in view
+    print_html(sprintf("<details class=\"qlab-details\"><summary>Parameters and assumptions of scenario %s</summary>",
+                       htmltools::htmlEscape(item$scenario)))
     print_parameters(ctx, id)
+    print_assumptions(ctx, id)
+    print_html("</details>")
   }
-  print_assumptions(ctx, id, only_named = !is.null(shown_at))
   print_claims(ctx, id)
+}
+
+#' Under a figure: its data (the figure table, embedded as a CSV download)
+#' and the command that regenerates it.
+print_figure_links <- function(ctx, item) {
+  table <- ctx$figures[[item_file(item)]]
+  if (is.null(table) || nrow(table) == 0) return(invisible())
+  data <- base64enc::base64encode(charToRaw(readr::format_csv(table, na = "NA")))
+  print_html(sprintf(paste0("<p class=\"qlab-links\"><a download=\"%s.csv\" href=\"data:text/csv;base64,%s\">",
+                            "Data (CSV, %d rows)</a> &middot; regenerate: <code>.venv/bin/qlab figure %s</code></p>"),
+                     item_file(item), data, nrow(table), htmltools::htmlEscape(item$id)))
 }
 
 #' The equations behind each curve of a model item (its table's `method`).
@@ -543,10 +560,13 @@ item_section_rmd <- function(ctx, item, level, shown_at) {
       sprintf("print_item_details(ctx, %s, shown_at = %s)", id, deparse(shown_at)), "```")
   }
   # the item's id is its anchor (ncq-conf.html#ncq-conf-fig2) and is shown under its heading
-  anchor <- gsub("[^a-z0-9]+", "-", tolower(item$id))
-  c(sprintf("%s %s {#%s}", strrep("#", level), heading, anchor), "", sprintf("Item `%s`.", item$id), "",
+  c(sprintf("%s %s {#%s}", strrep("#", level), heading, item_anchor(item$id)), "", sprintf("Item `%s`.", item$id), "",
     item$prose %||% character(), "", body, "")
 }
+
+#' The HTML anchor of an item: its id with every run of other characters as
+#' one dash (ncq-conf/fig2 -> ncq-conf-fig2).
+item_anchor <- function(id) gsub("[^a-z0-9]+", "-", tolower(id))
 
 #' Every item of a page in the spec's order, each as its own section (with
 #' its spec section's heading and prose before the first of a section), then
