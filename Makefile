@@ -12,7 +12,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake --workflow-profile workflows/profiles/local
 # Progress and a summary on the terminal; Snakemake's whole log in a file (qlab/progress.py).
 WATCH = $(PY) -m qlab.progress --results $(RESULTS) --site reports/_site
 
-.PHONY: all setup build reproduce test test-docker fuzz lint clean help
+.PHONY: all setup core build reproduce test test-docker fuzz lint clean help
 
 all: help
 
@@ -30,10 +30,17 @@ setup:
 build: setup
 	@$(SNAKEMAKE) build/core/qcore-replay build/ns3/qlab-ns3-run --cores $(CORES) --quiet all
 
-# Under docker the runners are built into the images (no native build).
-reproduce: $(if $(filter docker,$(RUNTIME)),setup,build)
+# The core's replay tool, which `qlab validate` asks about discipline
+# parameters, through the core's own Makefile (nothing to do when it is up to
+# date). The workflow builds the runners a reproduction needs as jobs of its
+# own; under docker they are built into the images.
+core: setup
+	@mkdir -p $(RESULTS)/logs && $(MAKE) -s -C disciplines/core -j$(CORES) > $(RESULTS)/logs/build-core.log 2>&1 \
+	  || { echo "make: building the discipline core failed, see $(RESULTS)/logs/build-core.log" >&2; exit 1; }
+
+reproduce: $(if $(filter docker,$(RUNTIME)),setup,core)
 ifeq ($(RUNTIME),docker)
-	@$(VENV)/bin/qlab validate --profile $(PROFILE)
+	@$(VENV)/bin/qlab validate --profile $(PROFILE) --stamp $(RESULTS)/.qlab-validated
 	@backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))"; \
 	$(WATCH) --what "building the images" --no-summary --log $(RESULTS)/logs/images.log -- \
 	  $(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
@@ -45,7 +52,7 @@ ifeq ($(RUNTIME),docker)
 else ifneq ($(RUNTIME),native)
 	@echo "make reproduce: RUNTIME=$(RUNTIME) is not available (native or docker)" >&2; exit 2
 else
-	@$(VENV)/bin/qlab validate --profile $(PROFILE)
+	@$(VENV)/bin/qlab validate --profile $(PROFILE) --stamp $(RESULTS)/.qlab-validated
 	@$(WATCH) --log $(RESULTS)/logs/reproduce.log -- \
 	  $(SNAKEMAKE) --cores $(CORES) --config profile=$(PROFILE) results=$(RESULTS) \
 	    backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))" --quiet host

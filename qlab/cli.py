@@ -39,12 +39,39 @@ def _limits(args: argparse.Namespace) -> None:
             os.environ[var] = str(getattr(args, flag))
 
 
+def validation_digest(files: Sequence[str | Path], profile: str | None) -> str:
+    """What a validation's outcome depends on: the scenario files (and every
+    file they may extend), qlab's code and schemas, the core's registry and
+    its replay binary, the profile and the expansion limits."""
+    import hashlib
+
+    # a scenario extends files of its own tree (<tree>/<paper>/<name>.yaml)
+    trees = {Path(f).resolve().parent.parent for f in files} | {paths.SCENARIOS}
+    inputs = sorted(
+        {*map(Path, files), *(p for t in trees for p in t.glob("*/*.yaml")), *paths.SCENARIOS.glob("*.json")}
+    )
+    inputs += sorted(Path(__file__).parent.rglob("*.py")) + sorted((paths.ROOT / "docs").glob("*.json"))
+    inputs += [paths.ROOT / "disciplines" / "core" / "registry.json", paths.QCORE_REPLAY]
+    h = hashlib.sha256(
+        f"{profile}|{os.environ.get('QLAB_MAX_JOBS')}|{os.environ.get('QLAB_MAX_PACKETS')}".encode()
+    )
+    for path in inputs:
+        h.update(str(path).encode() + b"\0")
+        h.update(path.read_bytes() if path.is_file() else b"(absent)")
+    return h.hexdigest()
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from qlab import plan as plans
     from qlab import scenario as sc
 
     files = args.files or sc.discover()
     _limits(args)
+    stamp = Path(args.stamp) if args.stamp else None
+    digest = validation_digest(files, args.profile) if stamp else ""
+    if stamp and stamp.is_file() and stamp.read_text(encoding="utf-8", errors="replace").strip() == digest:
+        print(f"ok: nothing changed since the last validation ({stamp})")
+        return 0
     # Every plan's structure is the same for every seed: build and check one
     # seed of each point, series and backend (`expand` builds every seed).
     problems: list[str] = []
@@ -63,6 +90,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return _fail(list(dict.fromkeys(problems)))
     concrete = [s for s in scenarios if not s.abstract]
     print(f"ok: {len(concrete)} scenarios valid ({len(scenarios) - len(concrete)} defaults files)")
+    if stamp:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(digest + "\n", encoding="utf-8")
     return 0
 
 
@@ -447,6 +477,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=PROFILES,
         help="check the scenarios as this profile runs them, and its plans, only "
         "(default: every profile; make reproduce checks the profile it runs)",
+    )
+    v.add_argument(
+        "--stamp",
+        help="a file recording the inputs of the last successful validation (scenarios, "
+        "qlab's code and schemas, the core); while none of them changed, nothing is "
+        "checked again (make reproduce: RESULTS/.qlab-validated)",
     )
     v.set_defaults(func=cmd_validate)
     _limit_flags(v)

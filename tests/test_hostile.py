@@ -418,3 +418,23 @@ def test_validate_profile_checks_that_profile_only(paper_dir, capsys):
     refused(capsys, f, "profiles.paper.override.tcp.initial_cwnd_segments")
     assert main(["validate", "--profile", "quick", str(f)]) == 0, capsys.readouterr().err
     refused(capsys, f, "profiles.paper.override.tcp.initial_cwnd_segments", argv=("--profile", "paper"))
+
+
+def test_validate_stamp_skips_only_what_did_not_change(paper_dir, tmp_path, capsys):
+    """make reproduce validates with --stamp: a second validation of the same
+    inputs checks nothing again; changing a scenario checks it again, and a
+    refused scenario leaves the stamp as it was (a later run still checks)."""
+    f = write(paper_dir / "stamped.yaml", "extends: flows.yaml\n")
+    stamp = tmp_path / "res" / ".qlab-validated"
+    assert main(["validate", "--profile", "quick", "--stamp", str(stamp), str(f)]) == 0
+    assert "scenarios valid" in capsys.readouterr().out
+    recorded = stamp.read_text()
+    assert main(["validate", "--profile", "quick", "--stamp", str(stamp), str(f)]) == 0
+    assert "nothing changed since the last validation" in capsys.readouterr().out
+    # another profile is another validation
+    assert main(["validate", "--profile", "test", "--stamp", str(stamp), str(f)]) == 0
+    assert "scenarios valid" in capsys.readouterr().out
+    write(f, "extends: flows.yaml\ntcp: {initial_cwnd_segments: -1}\n")
+    refused(capsys, f, "tcp.initial_cwnd_segments", argv=("--profile", "test", "--stamp", str(stamp)))
+    assert stamp.read_text() != recorded  # the 'test' validation's, not overwritten by the refusal
+    refused(capsys, f, "tcp.initial_cwnd_segments", argv=("--profile", "test", "--stamp", str(stamp)))
