@@ -31,8 +31,12 @@ t_interval <- function(x, level = confidence_level) {
     return(tibble::tibble(n = 1L, mean = centre, sd = NA_real_, ci_lo = NA_real_, ci_hi = NA_real_))
   }
   spread <- stats::sd(x)
-  half_width <- stats::qt(1 - (1 - level) / 2, df = n - 1) * spread / sqrt(n)
-  tibble::tibble(n = n, mean = centre, sd = spread, ci_lo = centre - half_width, ci_hi = centre + half_width)
+  if (spread == 0) {
+    # every seed gave the same value: an interval of width 0 (t.test refuses constant data)
+    return(tibble::tibble(n = n, mean = centre, sd = 0, ci_lo = centre, ci_hi = centre))
+  }
+  test <- broom::tidy(stats::t.test(x, conf.level = level))
+  tibble::tibble(n = n, mean = centre, sd = spread, ci_lo = unname(test$conf.low), ci_hi = unname(test$conf.high))
 }
 
 #' Summarise a long table of per-run values over seeds.
@@ -241,13 +245,11 @@ one_sided_p <- function(x, null, side) {
   if (n < 2) {
     return(NA_real_)
   }
-  spread <- stats::sd(x)
-  sign <- if (side == "greater") 1 else -1
-  if (spread == 0) {
+  if (stats::sd(x) == 0) {
+    sign <- if (side == "greater") 1 else -1
     return(if (sign * (mean(x) - null) > 0) 0 else 1)
   }
-  statistic <- sign * (mean(x) - null) / (spread / sqrt(n))
-  stats::pt(statistic, df = n - 1, lower.tail = FALSE)
+  unname(broom::tidy(stats::t.test(x, mu = null, alternative = side))$p.value)
 }
 
 #' Two one-sided tests (TOST) that the mean of `x` lies within [lower, upper].
