@@ -344,11 +344,13 @@ def figure_command(item_id: str, profile: str, results: str, backends: Sequence[
 
 
 def cmd_figure(args: argparse.Namespace) -> int:
-    cmd = figure_command(args.id, args.profile, args.results.rstrip("/"), args.backend or [])
+    # the command runs in the checkout: results as an absolute path
+    results = Path(args.results).resolve()
+    cmd = figure_command(args.id, args.profile, str(results), args.backend or [])
     if isinstance(cmd, str):
         return _fail([cmd])
-    paper, item = find_item(args.id) or ("", {})
-    table = Path(args.results) / "analysis" / paper / f"{args.id.rsplit('/', 1)[1]}.csv"
+    paper = (find_item(args.id) or ("", {}))[0]
+    table = results / "analysis" / paper / f"{args.id.rsplit('/', 1)[1]}.csv"
     if args.dry_run:
         print(shlex.join(cmd))
         print(table)

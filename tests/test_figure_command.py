@@ -26,11 +26,12 @@ def test_a_scenario_item_runs_its_scenario_then_its_papers_analysis():
     assert proc.returncode == 0, proc.stderr
     command, table = proc.stdout.splitlines()
     words = shlex.split(command)
-    assert words[0].endswith("snakemake") and words[-1] == "out/analysis/ncq-conf/claims.csv"
+    out = REPO / "out"  # the CLI runs in REPO here: --results resolved against it
+    assert words[0].endswith("snakemake") and words[-1] == f"{out}/analysis/ncq-conf/claims.csv"
     scenarios = json.loads(next(w for w in words if w.startswith("scenarios="))[len("scenarios=") :])
     assert scenarios == [str(REPO / "scenarios" / "ncq-conf" / "flows.yaml")]
     assert "profile=quick" in words and not any(w.startswith("backends=") for w in words)
-    assert table == "out/analysis/ncq-conf/fig2.csv"
+    assert table == f"{out}/analysis/ncq-conf/fig2.csv"
 
 
 def test_an_item_drawn_with_another_scenario_or_backend_runs_both():
