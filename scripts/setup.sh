@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 # modinfo, which checks the modules built in the kmod image);
 # libxml2/sqlite3/python3 headers, which ns-3's CMake targets name without
 # libns3-dev depending on them; debootstrap (the Docker base image); ns-2.35's
-# build dependencies (disciplines/ns2/build.sh builds it from Debian's source).
+# build dependencies (disciplines/ns2/build.sh builds it from Debian's source);
+# chromium (the rendered site checked in a headless browser, tests/test_e2e.py).
 DEB_PACKAGES=(
   build-essential cmake pkg-config
   libns3-dev ns3 libgsl-dev nlohmann-json3-dev
@@ -23,7 +24,7 @@ DEB_PACKAGES=(
   linux-headers-amd64 kmod qemu-system-x86 busybox-static dpkg-dev
   libxml2-dev libsqlite3-dev libpython3-dev debootstrap
   tcl-dev tk-dev libxext-dev libxt-dev libpcap0.8-dev libotcl1-dev tclcl libtclcl1-dev
-  libperl4-corelibs-perl xz-utils
+  libperl4-corelibs-perl xz-utils chromium
 )
 
 missing=()

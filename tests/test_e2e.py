@@ -234,3 +234,102 @@ def test_after_a_rerun_the_next_run_does_nothing(run):
     before = {p: p.stat().st_mtime_ns for p in watched}
     snakemake(tmp, scen_dir)
     assert {p: p.stat().st_mtime_ns for p in watched} == before
+
+
+CHROMIUM = shutil.which("chromium")
+
+
+def png_is_blank(png: bytes) -> bool:
+    """True when a PNG screenshot holds (almost) one colour: fewer than 16
+    distinct byte values in its decompressed image data."""
+    import zlib
+
+    assert png[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    data, pos = b"", 8
+    while pos < len(png):
+        length = int.from_bytes(png[pos : pos + 4], "big")
+        kind = png[pos + 4 : pos + 8]
+        if kind == b"IDAT":
+            data += png[pos + 8 : pos + 8 + length]
+        pos += 12 + length
+    return len(set(zlib.decompress(data))) < 16
+
+
+def test_png_is_blank_tells_a_blank_page_from_content(tmp_path):
+    if CHROMIUM is None:
+        pytest.skip("no chromium (scripts/setup.sh installs it)")
+    shots = {}
+    for name, body in (("blank", ""), ("text", "<h1>qlab</h1>" + "<p>figure data</p>" * 40)):
+        page = tmp_path / f"{name}.html"
+        page.write_text(f"<html><body>{body}</body></html>")
+        shots[name] = headless(page, tmp_path / f"{name}.png")[0]
+    assert png_is_blank(shots["blank"]) and not png_is_blank(shots["text"])
+
+
+def headless(page: Path, shot: Path) -> tuple[bytes, list[str]]:
+    """A screenshot of `page` in headless Chromium, and what its console printed."""
+    proc = subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1280,1600",
+            "--enable-logging=stderr",
+            "--log-level=0",
+            f"--screenshot={shot}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert shot.exists(), proc.stderr[-2000:]
+    return shot.read_bytes(), [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+
+
+class Links(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"])
+        if tag == "a" and a.get("href"):
+            self.hrefs.append(a["href"])
+
+
+def test_every_page_renders_in_a_browser_and_every_internal_link_resolves(run, tmp_path):
+    """The site in headless Chromium: each page draws something (not a blank
+    screenshot) and logs nothing to the console (no script error, no missing
+    resource); every link between pages, and to an anchor, finds its target."""
+    if CHROMIUM is None:
+        pytest.skip("no chromium (scripts/setup.sh installs it)")
+    tmp, _ = run
+    site = tmp / "site"
+    pages = sorted(site.glob("*.html"))
+    assert len(pages) >= 8
+    parsed = {}
+    for page in pages:
+        png, console = headless(page, tmp_path / f"{page.stem}.png")
+        assert not png_is_blank(png), f"{page.name}: blank in the browser"
+        assert console == [], f"{page.name}: {console}"
+        parsed[page.name] = Links()
+        parsed[page.name].feed(page.read_text(encoding="utf-8"))
+    broken = []
+    for name, links in parsed.items():
+        for href in links.hrefs:
+            if href.startswith(("http:", "https:", "data:", "mailto:")):
+                continue
+            target, _, anchor = href.partition("#")
+            target = target or name
+            if target not in parsed:
+                broken.append(f"{name}: {href} (no page {target})")
+            elif anchor and anchor not in parsed[target].ids:
+                broken.append(f"{name}: {href} (no #{anchor} in {target})")
+    assert broken == [], broken
