@@ -403,9 +403,13 @@ print_claims <- function(ctx, figure) {
     cat("No claim is tested on this item.\n\n")
     return(invisible())
   }
-  print_html(html_table(dplyr::transmute(claims, claim = .data$claim, `paper's value` = .data$paper_value,
-                                         ours = .data$ours, verdict = .data$verdict, `how we test it` = .data$method),
-                        caption = "Verdict rules: the Verdicts page (verdicts.html)"))
+  # the test's description (often a paragraph) folded, so the table stays short
+  escape <- htmltools::htmlEscape
+  table <- dplyr::transmute(claims, claim = escape(.data$claim), `paper's value` = escape(.data$paper_value),
+                            ours = escape(.data$ours), verdict = escape(.data$verdict),
+                            `how we test it` = sprintf("<details><summary>test</summary>%s</details>", escape(.data$method)))
+  print_html(knitr::kable(table, format = "html", escape = FALSE, table.attr = "class=\"table table-sm qlab-table\"",
+                          caption = "Verdict rules: the Verdicts page (verdicts.html)"))
 }
 
 #' A backend ratio's values as a table (metric, series, point, ratio with its interval).
