@@ -32,13 +32,14 @@ build: setup
 
 # The core's replay tool, which `qlab validate` asks about discipline
 # parameters, through the core's own Makefile (nothing to do when it is up to
-# date). The workflow builds the runners a reproduction needs as jobs of its
-# own; under docker they are built into the images.
+# date), under either runtime: validation runs on the host. The workflow
+# builds the runners a reproduction needs as jobs of its own; under docker
+# they are built into the images.
 core: setup
 	@mkdir -p $(RESULTS)/logs && $(MAKE) -s -C disciplines/core -j$(CORES) > $(RESULTS)/logs/build-core.log 2>&1 \
 	  || { echo "make: building the discipline core failed, see $(RESULTS)/logs/build-core.log" >&2; exit 1; }
 
-reproduce: $(if $(filter docker,$(RUNTIME)),setup,core)
+reproduce: core
 ifeq ($(RUNTIME),docker)
 	@$(VENV)/bin/qlab validate --profile $(PROFILE) --stamp $(RESULTS)/.qlab-validated
 	@backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))"; \
