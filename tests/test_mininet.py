@@ -33,6 +33,10 @@ from qlab import plan as plans
 from qlab.backends.mininet import MininetBackend
 
 from .conftest import REPO, needs
+from .small_plans import LOSSLESS, MS, TCP, S, small_dumbbell, udp_flow
+from .small_plans import link as _link
+from .small_plans import queue as _queue
+from .small_plans import write_plan as _write
 
 EMU_DIR = REPO / "disciplines" / "emu"
 EMU = REPO / "build" / "emu" / "qlab-emu"
@@ -41,8 +45,6 @@ HELPER = EMU_DIR / "qlab_mn_run.py"
 DEBIAN_PY = "/usr/bin/python3"
 QLAB = Path(sys.executable).parent / "qlab"
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
-MS = 1_000_000
-S = 1_000_000_000
 
 
 def _have_mininet() -> bool:
@@ -73,52 +75,6 @@ def emu() -> Path:
     proc = subprocess.run(["make", "-s", "-C", str(EMU_DIR)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     return EMU
-
-
-TCP = {
-    "variant": "NewReno",
-    "sack": False,
-    "timestamps": False,
-    "window_scaling": False,
-    "initial_cwnd_segments": 2,
-    "delayed_ack_count": 1,
-    "min_rto_ns": 200 * MS,
-    "syn_timeout_ns": 1 * S,
-    "rcv_buf_bytes": 131072,
-    "snd_buf_bytes": 131072,
-}
-
-
-def udp_flow(
-    flow_id: int,
-    *,
-    src_port: int,
-    dst_port: int,
-    rate_bps: int,
-    pkt_bytes: int,
-    periods_ns: list[list[int]],
-    tos: int = 0,
-) -> dict:
-    """A UDP flow of a plan (docs/jobs.md), its schedule worked out as qlab does."""
-    interval = plans.udp_interval_ns(pkt_bytes, rate_bps)
-    return {
-        "flow_id": flow_id,
-        "app": "cbr",
-        "group": "udp",
-        "src": "s1",
-        "dst": "d0",
-        "src_port": src_port,
-        "dst_port": dst_port,
-        "tos": tos,
-        "cls": tos >> 5,
-        "prec": (tos >> 3) & 3,
-        "start_ns": periods_ns[0][0],
-        "pkt_bytes": pkt_bytes,
-        "rate_bps": rate_bps,
-        "interval_ns": interval,
-        "on_periods_ns": periods_ns,
-        "packets": plans.udp_packets(periods_ns, interval),
-    }
 
 
 # ---------------------------------------------------------------------------
@@ -569,131 +525,11 @@ def test_only_timing_failures_are_put_down_to_the_machine():
 # Mininet: plans the backend refuses, the runner, run-job, a kill mid-way
 
 
-def _queue(kind: str, **params) -> dict:
-    return {"kind": kind, "params": core.typed_params(kind, params), "seed": 1}
-
-
-LOSSLESS = {"kind": "lossless"}
-
-
-def _link(
-    a: str,
-    b: str,
-    *,
-    rate_bps: int = 100_000_000,
-    delay_ns: int = 1 * MS,
-    queues=None,
-    link_id: str | None = None,
-) -> dict:
-    return {
-        "id": link_id or f"{a}-{b}",
-        "a": a,
-        "b": b,
-        "rate_bps": rate_bps,
-        "delay_ns": delay_ns,
-        "mtu_bytes": 1500,
-        "queues": queues or {a: dict(LOSSLESS), b: dict(LOSSLESS)},
-    }
-
-
 def small_plan(*, duration_ns: int, bulk_bytes: int, packets: bool = True) -> dict:
-    """A mininet dumbbell: NCQ at L (every kind of typed parameter), two bulk
-    flows between the same two hosts (apart in ports only) and a CBR flow of
-    class 1 from a second host, 10 Mb/s and 10 ms across, 1 ms access links."""
-    flows = [
-        {
-            "flow_id": 0,
-            "app": "bulk",
-            "group": "bulk",
-            "src": "s0",
-            "dst": "d0",
-            "src_port": 10000,
-            "dst_port": 5001,
-            "tos": 0,
-            "cls": 0,
-            "prec": 0,
-            "start_ns": 50 * MS,
-            "seg_bytes": 1000,
-            "bytes": bulk_bytes,
-        },
-        {
-            "flow_id": 1,
-            "app": "bulk",
-            "group": "bulk",
-            "src": "s0",
-            "dst": "d0",
-            "src_port": 10001,
-            "dst_port": 5002,
-            "tos": 0,
-            "cls": 0,
-            "prec": 0,
-            "start_ns": 80 * MS,
-            "seg_bytes": 500,
-            "bytes": 100_000,
-        },
-        udp_flow(
-            2,
-            src_port=10000,
-            dst_port=5003,
-            rate_bps=100_000,
-            pkt_bytes=200,
-            periods_ns=[[100 * MS, 600 * MS]],
-            tos=1 << 5,
-        ),
-    ]
-    doc = {
-        "schema": "qlab-plan/1",
-        "scenario": "emutest/mininet",
-        "paper": "emutest",
-        "backend": "mininet",
-        "series": "ncq",
-        "point": "ncq",
-        "point_values": {},
-        "seed": 1,
-        "duration_ns": duration_ns,
-        "stop_when_done": True,
-        "udp_drain_ns": 1 * S,
-        "tcp": TCP,
-        "nodes": [
-            {"id": "L", "kind": "router", "address": "10.1.255.254", "prefix": "10.1.0.0/16"},
-            {"id": "R", "kind": "router", "address": "10.2.255.254", "prefix": "10.2.0.0/16"},
-            {"id": "s0", "kind": "host", "address": "10.1.0.1"},
-            {"id": "s1", "kind": "host", "address": "10.1.0.2"},
-            {"id": "d0", "kind": "host", "address": "10.2.0.1"},
-        ],
-        "links": [
-            _link("s0", "L"),
-            _link("s1", "L"),
-            _link("R", "d0"),
-            _link(
-                "L",
-                "R",
-                rate_bps=10_000_000,
-                delay_ns=10 * MS,
-                link_id="bottleneck",
-                queues={
-                    "L": _queue(
-                        "ncq", size_bytes=141, thresh=0.05, limit_pkts=50, variant="journal", favor_acks=True
-                    ),
-                    "R": dict(LOSSLESS),
-                },
-            ),
-        ],
-        "routes": [
-            {"node": "L", "dst": "10.2.0.0/16", "link": "bottleneck"},
-            {"node": "R", "dst": "10.1.0.0/16", "link": "bottleneck"},
-        ],
-        "flows": flows,
-        "trace": {"queue_sample_interval_ns": 100 * MS, "packets": packets, "queues": ["bottleneck:L"]},
-    }
+    """tests/small_plans.py's dumbbell on mininet, which the backend accepts."""
+    doc = small_dumbbell("mininet", duration_ns=duration_ns, bulk_bytes=bulk_bytes, packets=packets)
     assert plans.check(doc) == [] and MininetBackend().refuse(doc) == []
     return doc
-
-
-def _write(tmp: Path, doc: dict, name: str = "plan.json") -> Path:
-    path = tmp / name
-    path.write_text(json.dumps(doc, sort_keys=True))
-    return path
 
 
 def _parking_lot() -> dict:

@@ -25,194 +25,27 @@ from qlab import plan as plans
 from qlab.backends.ns2 import NS2, RUNNER, Ns2Backend
 
 from .conftest import REPO, needs
+from .small_plans import MS, S, small_dumbbell
+from .small_plans import link as _link
+from .small_plans import write_plan as _write
 
 QLAB = Path(sys.executable).parent / "qlab"
-MS = 1_000_000
-S = 1_000_000_000
-
 pytestmark = needs(NS2)
-
-TCP = {
-    "variant": "NewReno",
-    "sack": False,
-    "timestamps": False,
-    "window_scaling": False,
-    "initial_cwnd_segments": 2,
-    "delayed_ack_count": 1,
-    "min_rto_ns": 200 * MS,
-    "syn_timeout_ns": 1 * S,
-    "rcv_buf_bytes": 131072,
-    "snd_buf_bytes": 131072,
-    "handshake": False,
-}
-LOSSLESS = {"kind": "lossless"}
-
-
-def _link(
-    a: str,
-    b: str,
-    *,
-    rate_bps: int = 100_000_000,
-    delay_ns: int = 1 * MS,
-    link_id: str | None = None,
-    queues: dict | None = None,
-) -> dict:
-    return {
-        "id": link_id or f"{a}-{b}",
-        "a": a,
-        "b": b,
-        "rate_bps": rate_bps,
-        "delay_ns": delay_ns,
-        "mtu_bytes": 1500,
-        "queues": queues or {a: dict(LOSSLESS), b: dict(LOSSLESS)},
-    }
-
-
-def _queue(kind: str, seed: int = 1, **params) -> dict:
-    from qlab import core
-
-    return {"kind": kind, "seed": seed, "params": core.typed_params(kind, params)}
-
-
-def _udp(
-    flow_id: int,
-    *,
-    src: str,
-    dst: str,
-    src_port: int,
-    dst_port: int,
-    rate_bps: int,
-    pkt_bytes: int,
-    periods_ns: list[list[int]],
-    tos: int = 0,
-) -> dict:
-    interval = (8 * S * pkt_bytes + rate_bps // 2) // rate_bps
-    packets = sum(-(-(b - a) // interval) for a, b in periods_ns)
-    return {
-        "flow_id": flow_id,
-        "app": "cbr",
-        "group": "udp",
-        "src": src,
-        "dst": dst,
-        "src_port": src_port,
-        "dst_port": dst_port,
-        "tos": tos,
-        "cls": tos >> 5,
-        "prec": (tos >> 3) & 3,
-        "start_ns": periods_ns[0][0],
-        "pkt_bytes": pkt_bytes,
-        "rate_bps": rate_bps,
-        "interval_ns": interval,
-        "on_periods_ns": periods_ns,
-        "packets": packets,
-    }
 
 
 def small_plan(*, handshake: bool = False, packets: bool = True, limit_pkts: int = 50) -> dict:
-    """A dumbbell: NCQ at L (every kind of typed parameter), two bulk flows
-    between the same two hosts (apart in ports only) and a CBR flow of class
-    1 from a second host, 10 Mb/s and 10 ms across, 1 ms access links."""
-    flows = [
-        {
-            "flow_id": 0,
-            "app": "bulk",
-            "group": "bulk",
-            "src": "s0",
-            "dst": "d0",
-            "src_port": 10000,
-            "dst_port": 5001,
-            "tos": 0,
-            "cls": 0,
-            "prec": 0,
-            "start_ns": 50 * MS,
-            "seg_bytes": 1000,
-            "bytes": 300_000,
-        },
-        {
-            "flow_id": 1,
-            "app": "bulk",
-            "group": "bulk",
-            "src": "s0",
-            "dst": "d0",
-            "src_port": 10001,
-            "dst_port": 5002,
-            "tos": 0,
-            "cls": 0,
-            "prec": 0,
-            "start_ns": 80 * MS,
-            "seg_bytes": 500,
-            "bytes": 100_000,
-        },
-        _udp(
-            2,
-            src="s1",
-            dst="d0",
-            src_port=10000,
-            dst_port=5003,
-            rate_bps=100_000,
-            pkt_bytes=200,
-            periods_ns=[[100 * MS, 600 * MS]],
-            tos=1 << 5,
-        ),
-    ]
-    doc = {
-        "schema": "qlab-plan/1",
-        "scenario": "ns2test/small",
-        "paper": "ns2test",
-        "backend": "ns2",
-        "series": "ncq",
-        "point": "ncq",
-        "point_values": {},
-        "seed": 1,
-        "duration_ns": 20 * S,
-        "stop_when_done": True,
-        "udp_drain_ns": 1 * S,
-        "tcp": dict(TCP, handshake=handshake),
-        "nodes": [
-            {"id": "L", "kind": "router", "address": "10.1.255.254", "prefix": "10.1.0.0/16"},
-            {"id": "R", "kind": "router", "address": "10.2.255.254", "prefix": "10.2.0.0/16"},
-            {"id": "s0", "kind": "host", "address": "10.1.0.1"},
-            {"id": "s1", "kind": "host", "address": "10.1.0.2"},
-            {"id": "d0", "kind": "host", "address": "10.2.0.1"},
-        ],
-        "links": [
-            _link("s0", "L"),
-            _link("s1", "L"),
-            _link("R", "d0"),
-            _link(
-                "L",
-                "R",
-                rate_bps=10_000_000,
-                delay_ns=10 * MS,
-                link_id="bottleneck",
-                queues={
-                    "L": _queue(
-                        "ncq",
-                        size_bytes=141,
-                        thresh=0.05,
-                        limit_pkts=limit_pkts,
-                        variant="journal",
-                        favor_acks=True,
-                    ),
-                    "R": dict(LOSSLESS),
-                },
-            ),
-        ],
-        "routes": [
-            {"node": "L", "dst": "10.2.0.0/16", "link": "bottleneck"},
-            {"node": "R", "dst": "10.1.0.0/16", "link": "bottleneck"},
-        ],
-        "flows": flows,
-        "trace": {"queue_sample_interval_ns": 100 * MS, "packets": packets, "queues": ["bottleneck:L"]},
-    }
+    """tests/small_plans.py's dumbbell on ns2 (20 s, a 300 kB bulk flow),
+    which ns-2 builds."""
+    doc = small_dumbbell(
+        "ns2",
+        duration_ns=20 * S,
+        bulk_bytes=300_000,
+        packets=packets,
+        limit_pkts=limit_pkts,
+        tcp={"handshake": handshake},
+    )
     assert plans.check(doc) == [] and Ns2Backend().refuse(doc) == []
     return doc
-
-
-def _write(tmp: Path, doc: dict, name: str = "plan.json") -> Path:
-    path = tmp / name
-    path.write_text(json.dumps(doc, sort_keys=True))
-    return path
 
 
 def _run(tmp_path: Path, doc: dict, name: str = "out") -> tuple[dict, dict]:
