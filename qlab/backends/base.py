@@ -9,6 +9,11 @@ after, and finalises the trace tables the same way for every backend.
 from __future__ import annotations
 
 import abc
+import json
+import os
+import resource
+import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +71,29 @@ class Backend(abc.ABC):
         packet_facts.csv when trace.packets) into workdir; return the runner's
         facts (end_ns, versions, wall_time_s; emulators valid, invalid_reasons,
         fidelity)."""
+
+
+def run_runner(
+    what: str, cmd: Sequence[str], job_file: Path, workdir: Path, log: Path | None
+) -> dict[str, Any]:
+    """Run a simulator's runner program on one plan (its output appended to
+    `log`) and return the facts it wrote to workdir/runner.json, with
+    `runner_cpu_s`: the CPU time of the whole runner process (library
+    loading, plan reading and table writing included), for the
+    orchestration benchmark. `what` names the runner in errors."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(log, "ab") if log else open(os.devnull, "wb") as out:
+        proc = subprocess.run(list(cmd), stdout=out, stderr=subprocess.PIPE, check=False)
+        out.write(proc.stderr)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise BackendError(
+            f"{what} failed on {job_file} (exit {proc.returncode}): " + (msg[-1] if msg else "no message")
+        )
+    try:
+        facts = json.loads((workdir / "runner.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise BackendError(f"{what} wrote no readable runner.json in {workdir}: {exc}") from None
+    facts["runner_cpu_s"] = round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 3)
+    return facts

@@ -15,16 +15,13 @@ TCP variants, TCP state traces (``trace.tcp``), a traced lossless queue.
 
 from __future__ import annotations
 
-import json
 import os
-import resource
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from qlab import paths
-from qlab.backends.base import Backend, BackendError
+from qlab.backends.base import Backend, run_runner
 
 NS2 = Path(os.environ.get("QLAB_NS2", paths.BUILD / "ns2" / "ns"))
 RUNNER = paths.ROOT / "disciplines" / "ns2" / "qlab_ns2_run.py"
@@ -76,22 +73,4 @@ class Ns2Backend(Backend):
     def run(self, job_file: Path, workdir: Path, log: Path | None) -> dict[str, Any]:
         self.check_tools()
         cmd = [sys.executable, str(RUNNER), str(job_file), str(workdir), "--ns", str(NS2)]
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        with open(log, "ab") if log else open(os.devnull, "wb") as out:
-            proc = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, check=False)
-            out.write(proc.stderr)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if proc.returncode != 0:
-            msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise BackendError(
-                f"qlab-ns2-run failed on {job_file} (exit {proc.returncode}): "
-                + (msg[-1] if msg else "no message")
-            )
-        try:
-            facts = json.loads((workdir / "runner.json").read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise BackendError(f"qlab-ns2-run wrote no readable runner.json in {workdir}: {exc}") from None
-        facts["runner_cpu_s"] = round(
-            (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 3
-        )
-        return facts
+        return run_runner("qlab-ns2-run", cmd, job_file, workdir, log)

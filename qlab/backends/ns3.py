@@ -6,14 +6,11 @@ reference the droptail adapter is compared with)."""
 
 from __future__ import annotations
 
-import json
-import resource
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from qlab import paths
-from qlab.backends.base import Backend, BackendError
+from qlab.backends.base import Backend, run_runner
 
 
 class Ns3Backend(Backend):
@@ -43,24 +40,4 @@ class Ns3Backend(Backend):
     def run(self, job_file: Path, workdir: Path, log: Path | None) -> dict[str, Any]:
         self.check_tools()
         cmd = [str(paths.NS3_RUNNER), str(job_file), str(workdir)]
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        with open(log, "ab") if log else open("/dev/null", "wb") as out:
-            proc = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, check=False)
-            out.write(proc.stderr)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if proc.returncode != 0:
-            msg = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise BackendError(
-                f"qlab-ns3-run failed on {job_file} (exit {proc.returncode}): "
-                + (msg[-1] if msg else "no message")
-            )
-        try:
-            facts = json.loads((workdir / "runner.json").read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise BackendError(f"qlab-ns3-run wrote no readable runner.json in {workdir}: {exc}") from None
-        # The whole simulator process (library loading, job parsing, table
-        # writing included), for the orchestration benchmark.
-        facts["runner_cpu_s"] = round(
-            (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 3
-        )
-        return facts
+        return run_runner("qlab-ns3-run", cmd, job_file, workdir, log)
