@@ -137,6 +137,27 @@ Network::SkipHandshakes()
     }
 }
 
+namespace
+{
+
+/// The device started a transmission: the queue disc waits for its end.
+void
+StopWhileTransmitting(Ptr<NetDeviceQueue> txq, Ptr<const Packet>)
+{
+    txq->Stop();
+}
+
+/// The transmission ended: the queue disc may choose the next packet, once
+/// the device has finished with this one (PointToPointNetDevice clears its
+/// current packet after this trace fires).
+void
+WakeWhenIdle(Ptr<NetDeviceQueue> txq, Ptr<const Packet>)
+{
+    Simulator::ScheduleNow(&NetDeviceQueue::Wake, txq);
+}
+
+} // namespace
+
 void
 Network::BuildLinks()
 {
@@ -148,17 +169,29 @@ Network::BuildLinks()
         p2p.SetChannelAttribute("Delay", TimeValue(NanoSeconds(link.delayNs)));
         NetDeviceContainer d = p2p.Install(m_nodes.Get(link.a), m_nodes.Get(link.b));
         m_devices.emplace_back(d.Get(0), d.Get(1));
-        // Behind a discipline the device holds one packet, so the backlog
-        // builds in the discipline (flow control stops the queue disc while
-        // the device is busy); elsewhere ns-3's default (100 packets).
+        // Behind a discipline the backlog builds in the discipline, and the
+        // discipline chooses the next packet when the link falls idle, as a
+        // scheduler in queueing theory and ns-2's queues do: the device holds
+        // one packet, and flow control stops the queue disc from the start
+        // of each transmission to its end.  (With the device queue alone,
+        // the queue disc would hand over the next packet as soon as a
+        // transmission starts, so a priority discipline would choose one
+        // packet early: an urgent packet arriving during a transmission
+        // would wait for that one too.)  Elsewhere ns-3's default (100
+        // packets).
         const QueueSpec* queues[2] = {&link.queueA, &link.queueB};
         for (int end = 0; end < 2; end++)
         {
             if (queues[end]->kind != QueueSpec::Kind::LOSSLESS)
             {
-                DynamicCast<PointToPointNetDevice>(d.Get(end))
-                    ->GetQueue()
-                    ->SetMaxSize(QueueSize(kDisciplineDeviceQueue));
+                Ptr<PointToPointNetDevice> device = DynamicCast<PointToPointNetDevice>(d.Get(end));
+                device->GetQueue()->SetMaxSize(QueueSize(kDisciplineDeviceQueue));
+                Ptr<NetDeviceQueue> txq =
+                    device->GetObject<NetDeviceQueueInterface>()->GetTxQueue(0);
+                device->TraceConnectWithoutContext("PhyTxBegin",
+                                                   MakeBoundCallback(&StopWhileTransmitting, txq));
+                device->TraceConnectWithoutContext("PhyTxEnd",
+                                                   MakeBoundCallback(&WakeWhenIdle, txq));
             }
         }
     }

@@ -31,11 +31,14 @@
  *     queue's seed through AssignStreams; `ns3-fifo`, ns-3's own
  *     FifoQueueDisc with MaxSize limit_pkts packets (the reference for the
  *     adapter's cost and its identity with droptail).  Behind a discipline
- *     (core or ns3-fifo) the device's own transmit queue holds 1 packet, so
- *     the backlog builds in the discipline, not the device (ns-3's usual
- *     setup for queue disc studies; flow control stops the queue disc while
- *     the device is busy); elsewhere it keeps ns-3's default (100 packets)
- *     and, with flow control, never drops.
+ *     (core or ns3-fifo) the device's own transmit queue holds 1 packet and
+ *     flow control stops the queue disc from the start of each
+ *     transmission to its end, so the backlog builds in the discipline and
+ *     the discipline chooses the next packet when the link falls idle, as
+ *     ns-2's queues and queueing theory's servers do (with the device queue
+ *     alone a priority discipline would choose one packet early; the M/G/1
+ *     validation, scenarios/validation, checks it); elsewhere it keeps
+ *     ns-3's default (100 packets) and, with flow control, never drops.
  *   - Addresses and routes: every interface of a node has the node's
  *     address (/32); QlabRouting (qlab-routing.h) on every node delivers
  *     locally by a hash set of the node's addresses, sends a host's packets
