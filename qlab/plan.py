@@ -12,6 +12,7 @@ nodes, links and routes, a route for every flow, consistent UDP schedules).
 from __future__ import annotations
 
 import functools
+import hashlib
 import ipaddress
 import json
 import math
@@ -26,7 +27,11 @@ from qlab.topology import ns
 
 SCHEMA_ID = "qlab-plan/1"
 SCHEMA_FILE = paths.ROOT / "docs" / "job.schema.json"
-UDP_APPS = ("cbr", "onoff", "voip")
+# UDP applications: the first three send on a fixed grid (interval_ns), the
+# last at Poisson times the runner draws with the contract's generator.
+UDP_APPS = ("cbr", "onoff", "voip", "poisson")
+GRID_APPS = ("cbr", "onoff", "voip")
+POISSON = "poisson"
 # voip: a G.711 call, 160 payload bytes + RTP/UDP/IP headers every 20 ms,
 # with ITU-T P.59's mean talk-spurt and pause durations.
 UDP_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -142,12 +147,63 @@ def web_flows(
         )
 
 
+def poisson_flow_rates(doc: dict[str, Any], where: str) -> dict[str, float]:
+    """Each poisson group's mean datagrams per second per flow: from its
+    rate_bps (a mean bit rate), or, with packet_share, its share of the
+    packets of a Poisson stream that loads the dumbbell's bottleneck to
+    workload.poisson_load (lambda = load * C / (8 * sum(share * pkt_bytes)),
+    IP bytes; the queueing-theory parameterisation)."""
+    return _poisson_rates(doc, where)[0]
+
+
+def _poisson_rates(doc: dict[str, Any], where: str) -> tuple[dict[str, float], float | None]:
+    """poisson_flow_rates, and the whole stream's rate (None without packet_share)."""
+    workload = doc["workload"]
+    groups = {g: s for g, s in workload["groups"].items() if s.get("app") == POISSON}
+    counts = dict(group_counts(workload, where)) if groups else {}
+    rates: dict[str, float] = {}
+    total = None
+    shared = {g: s for g, s in groups.items() if "packet_share" in s}
+    if shared:
+        load = workload.get("poisson_load")
+        capacity = doc["topology"].get("bottleneck_rate_bps")
+        if load is None or capacity is None:
+            raise PlanError(
+                [
+                    f"{where}: workload.groups: packet_share needs workload.poisson_load and a "
+                    "dumbbell topology (its bottleneck_rate_bps is the rate the load refers to)"
+                ]
+            )
+        mean_bits = 8.0 * sum(s["packet_share"] * s["pkt_bytes"] for s in shared.values())
+        total = float(load) * float(capacity) / mean_bits
+        for g, s in shared.items():
+            if counts.get(g, 0) > 0:
+                rates[g] = total * s["packet_share"] / counts[g]
+    for g, s in groups.items():
+        if g not in shared:
+            rates[g] = float(s["rate_bps"]) / (8.0 * s["pkt_bytes"])
+    return rates, total
+
+
+def poisson_stop_s(doc: dict[str, Any], spec: dict[str, Any], start_s: float, where: str) -> float:
+    """When a poisson flow stops: after workload.poisson_packets / lambda
+    seconds (the stream's expected number of datagrams; the work of a
+    queueing-theory run is then the same at every load), else at the
+    group's stop_s (default: the run's duration)."""
+    n = doc["workload"].get("poisson_packets")
+    total = _poisson_rates(doc, where)[1]
+    if n is not None and total and "packet_share" in spec:
+        return round(start_s + float(n) / total, 9)
+    return float(spec.get("stop_s", doc["duration_s"]))
+
+
 def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any]]:
     """The flows of a run (times in seconds, as drawn). Start times depend on
     the seed only, so every series (and backend) sees the same workload for
     a given seed: comparisons are paired by seed."""
     rng = random.Random(seed)
     jitter = float(doc["workload"]["start_jitter_s"])
+    poisson_rates = poisson_flow_rates(doc, where)
     flows = []
     for group, n in group_counts(doc["workload"], where):
         spec = doc["workload"]["groups"][group]
@@ -163,7 +219,14 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
                     spec.get("start_offset_s", 0.0) + (rng.uniform(0.0, jitter) if jitter > 0 else 0.0), 9
                 ),
             }
-            if app in UDP_DEFAULTS:
+            if app == POISSON:
+                stop = min(poisson_stop_s(doc, spec, flow["start_s"], where), float(doc["duration_s"]))
+                flow.update(
+                    pkt_bytes=spec["pkt_bytes"],
+                    mean_interval_s=1.0 / poisson_rates[group],
+                    on_periods=[[flow["start_s"], stop]] if stop > flow["start_s"] else [],
+                )
+            elif app in UDP_DEFAULTS:
                 udp = {**UDP_DEFAULTS[app], **{k: spec[k] for k in UDP_FIELDS if k in spec}}
                 # Each flow's on/off draws have their own stream, so adding a
                 # flow or a group leaves the others' schedules unchanged.
@@ -181,6 +244,40 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
         if spec.get("app") == "web":
             flows.extend(web_flows(group, spec, seed, len(flows), float(doc["duration_s"]), where))
     return flows
+
+
+def poisson_seed(seed: int, flow_id: int) -> int:
+    """A poisson flow's generator seed: 64 bits of SHA-256 of the run's seed
+    and the flow id, so each flow has its own stream."""
+    digest = hashlib.sha256(f"{seed}/poisson/{flow_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+_SPLITMIX_GAMMA = 0x9E3779B97F4A7C15
+_MASK64 = (1 << 64) - 1
+
+
+def poisson_times(mean_interval_ns: float, seed: int, periods_ns: list[list[int]]):
+    """The send times of a poisson flow (docs/jobs.md), the reference every
+    runner's generator is tested against: in each on-period [s, e), at
+    s + g1, s + g1 + g2, ... while before e; the gaps from one splitmix64
+    stream seeded with poisson_seed, u = (x >> 11) * 2^-53, gap =
+    floor(-log1p(-u) * mean + 0.5) ns; a draw that lands at or past a
+    period's end is spent. A generator: a long run sends millions."""
+    state = seed & _MASK64
+    for start, end in periods_ns:
+        t = start
+        while True:
+            state = (state + _SPLITMIX_GAMMA) & _MASK64
+            z = state
+            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+            z ^= z >> 31
+            u = (z >> 11) * 2.0**-53
+            t += math.floor(-math.log1p(-u) * mean_interval_ns + 0.5)
+            if t >= end:
+                break
+            yield t
 
 
 def udp_interval_ns(pkt_bytes: int, rate_bps: int) -> int:
@@ -306,7 +403,14 @@ def build_workload(doc: dict[str, Any], seed: int, where: str) -> dict[str, Any]
             "prec": f["prec"],
             "start_ns": ns(f["start_s"]),
         }
-        if f["app"] in UDP_APPS:
+        if f["app"] == POISSON:
+            flow.update(
+                pkt_bytes=f["pkt_bytes"],
+                mean_interval_ns=round(f["mean_interval_s"] * 1e9, 3),
+                poisson_seed=poisson_seed(seed, f["flow_id"]),
+                on_periods_ns=[[ns(a), ns(b)] for a, b in f["on_periods"]],
+            )
+        elif f["app"] in UDP_APPS:
             interval = udp_interval_ns(f["pkt_bytes"], int(f["rate_bps"]))
             periods = [[ns(a), ns(b)] for a, b in f["on_periods"]]
             flow.update(
@@ -610,7 +714,7 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
         if f["app"] in UDP_APPS:
             if f["pkt_bytes"] > min(links[lid]["mtu_bytes"] for _, lid in adj.get(f["src"], [])):
                 out.append(f"{where}.pkt_bytes: larger than the link MTU")
-            if f["interval_ns"] != udp_interval_ns(f["pkt_bytes"], f["rate_bps"]):
+            if f["app"] in GRID_APPS and f["interval_ns"] != udp_interval_ns(f["pkt_bytes"], f["rate_bps"]):
                 out.append(
                     f"{where}.interval_ns: expected {udp_interval_ns(f['pkt_bytes'], f['rate_bps'])} "
                     "(8e9 * pkt_bytes / rate_bps, rounded half up)"
@@ -625,8 +729,8 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
                     break
                 last = e
             else:
-                want = udp_packets(f["on_periods_ns"], f["interval_ns"])
-                if f["packets"] != want:
+                want = udp_packets(f["on_periods_ns"], f["interval_ns"]) if f["app"] in GRID_APPS else None
+                if want is not None and f["packets"] != want:
                     out.append(f"{where}.packets: expected {want} (the datagrams on_periods_ns sends)")
         if not out:
             # data one way, ACKs (and nothing else) the other: both need routes

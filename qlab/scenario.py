@@ -684,6 +684,7 @@ def estimate_packets(doc: dict[str, Any]) -> list[tuple[str, float]]:
     cbr, onoff, voip:  flows x (rate_bps x active / (8 pkt_bytes)
                        + active / (on_s + off_s) + 1), active = stop_s - start_offset_s
                        (every on-period sends at least one datagram)
+    poisson: flows x mean datagrams per second x active
     web:   min(max_flows, arrival_rate_per_s x active) x ceil(size_mean_bytes / seg_bytes)
     """
     from qlab import plan as plans
@@ -701,6 +702,13 @@ def estimate_packets(doc: dict[str, Any]) -> list[tuple[str, float]]:
         n = counts.get(g, 0)
         if app == "bulk":
             packets = n * math.ceil(spec["task_bytes"] / spec["seg_bytes"])
+        elif app == "poisson":
+            try:
+                rate = plans.poisson_flow_rates(doc, "workload").get(g, 0.0)
+                stop = min(plans.poisson_stop_s(doc, spec, start, "workload"), duration)
+            except plans.PlanError:
+                rate, stop = 0.0, start
+            packets = n * rate * max(0.0, stop - start)
         elif app == "web":
             arrivals = min(float(spec.get("max_flows", 1000)), spec["arrival_rate_per_s"] * active)
             packets = arrivals * math.ceil(spec["size_mean_bytes"] / spec["seg_bytes"])
@@ -722,6 +730,10 @@ def _size_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
         plans.group_counts(doc["workload"], "workload")
     except plans.PlanError as exc:
         out.append(("workload.groups", exc.problems[0].split(": ", 2)[-1]))
+    try:
+        plans.poisson_flow_rates(doc, "workload")
+    except plans.PlanError as exc:
+        out.append(("workload.poisson_load", exc.problems[0].split(": ", 2)[-1]))
     duration = float(doc["duration_s"])
     for g, spec in doc["workload"]["groups"].items():
         app = spec.get("app", "bulk")

@@ -43,7 +43,7 @@ def _c(
     return Column(name, kind, na, lo, hi, choices)
 
 
-APPS = ("bulk", "cbr", "onoff", "voip")  # bulk is TCP; the others UDP (docs/jobs.md)
+APPS = ("bulk", "cbr", "onoff", "voip", "poisson")  # bulk is TCP; the others UDP (docs/jobs.md)
 UDP_APPS = APPS[1:]
 REASONS = ("overflow", "aqm", "precedence_local", "precedence_cross", "delay")
 # tcp: a connection's state (RFC 793's names) and its congestion state (Linux's tcpi_ca_state)

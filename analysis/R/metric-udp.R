@@ -1,4 +1,4 @@
-# UDP flows (apps cbr, onoff, voip; docs/traces.md): loss and one-way delay
+# UDP flows (apps cbr, onoff, voip, poisson; docs/traces.md): loss and one-way delay
 # per traffic group.
 
 #' Loss ratio and one-way delay of each group of UDP flows in each run.
@@ -30,4 +30,4 @@ summarise_udp_groups <- function(flows, by) {
     )
 }
 
-udp_apps <- c("cbr", "onoff", "voip")
+udp_apps <- c("cbr", "onoff", "voip", "poisson")

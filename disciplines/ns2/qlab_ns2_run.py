@@ -134,6 +134,12 @@ def check(plan: dict[str, Any]) -> list[str]:
                 )
             elif q["kind"] == "lossless" and f"{lk['id']}:{node}" in traced:
                 out.append(f"trace.queues: {lk['id']}:{node} is lossless; ns-2 traces discipline queues")
+    poisson = [f["flow_id"] for f in plan["flows"] if f["app"] == "poisson"]
+    if poisson:
+        out.append(
+            f"flows: app poisson (flow {poisson[0]}): ns-2's runner does not yet implement the "
+            "contract's Poisson generator (docs/jobs.md); the ns3 backend does"
+        )
     tcp = plan["tcp"]
     if tcp.get("variant", "NewReno") != "NewReno":
         out.append(f"tcp.variant: ns-2's one-way TCP here is NewReno (or Sack1), not {tcp['variant']}")

@@ -374,7 +374,16 @@ Network::InstallApplications()
             dst->AddApplication(sink);
             sink->SetStartTime(NanoSeconds(f.startNs));
             Ptr<QlabUdpSender> sender = CreateObject<QlabUdpSender>();
-            sender->Setup(sinkAddress, f.srcPort, f.pktBytes, f.intervalNs, f.onPeriodsNs, f.tos);
+            sender->Setup(sinkAddress,
+                          f.srcPort,
+                          f.pktBytes,
+                          f.poisson ? 1 : f.intervalNs,
+                          f.onPeriodsNs,
+                          f.tos);
+            if (f.poisson)
+            {
+                sender->SetPoisson(f.meanIntervalNs, f.poissonSeed);
+            }
             src->AddApplication(sender);
             sender->SetStartTime(NanoSeconds(f.startNs));
             m_flows[i].udpSink = sink;

@@ -655,11 +655,13 @@ ParseFlows(const json& doc, Plan& plan, const std::unordered_map<std::string, ui
             throw PlanError(path + ".flow_id: duplicate flow_id " + std::to_string(spec.flowId));
         }
         const std::string app = String(f, path, "app");
-        if (app != "bulk" && app != "cbr" && app != "onoff" && app != "voip")
+        if (app != "bulk" && app != "cbr" && app != "onoff" && app != "voip" && app != "poisson")
         {
-            throw PlanError(path + ".app: expected bulk, cbr, onoff or voip, got \"" + app + "\"");
+            throw PlanError(path + ".app: expected bulk, cbr, onoff, voip or poisson, got \"" + app +
+                            "\"");
         }
         spec.udp = app != "bulk";
+        spec.poisson = app == "poisson";
         uint32_t* ends[2] = {&spec.src, &spec.dst};
         const char* endKeys[2] = {"src", "dst"};
         for (int e = 0; e < 2; e++)
@@ -701,7 +703,21 @@ ParseFlows(const json& doc, Plan& plan, const std::unordered_map<std::string, ui
         else
         {
             spec.pktBytes = Uint(f, path, "pkt_bytes", kMinUdpIpBytes, kMaxUdpIpBytes);
-            spec.intervalNs = Ns(f, path, "interval_ns", 1);
+            if (spec.poisson)
+            {
+                const json& mean = Field(f, path, "mean_interval_ns");
+                if (!mean.is_number() || !(mean.get<double>() >= 1.0) ||
+                    !std::isfinite(mean.get<double>()))
+                {
+                    throw PlanError(path + ".mean_interval_ns: expected a number >= 1");
+                }
+                spec.meanIntervalNs = mean.get<double>();
+                spec.poissonSeed = Uint(f, path, "poisson_seed", 0, UINT64_MAX);
+            }
+            else
+            {
+                spec.intervalNs = Ns(f, path, "interval_ns", 1);
+            }
             const json& periods = Array(f, path, "on_periods_ns");
             int64_t last = spec.startNs;
             for (std::size_t k = 0; k < periods.size(); k++)

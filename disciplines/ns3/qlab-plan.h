@@ -99,7 +99,8 @@ struct RouteSpec
 struct FlowSpec
 {
     uint32_t flowId = 0;
-    bool udp = false; //!< cbr, onoff, voip; else bulk (TCP)
+    bool udp = false;     //!< cbr, onoff, voip, poisson; else bulk (TCP)
+    bool poisson = false; //!< UDP sends at Poisson times (docs/jobs.md, "poisson")
     uint32_t src = 0; //!< node index (a host)
     uint32_t dst = 0; //!< node index (a host)
     uint16_t srcPort = 0;
@@ -111,7 +112,9 @@ struct FlowSpec
     uint64_t bytes = 0;
     // UDP
     uint32_t pktBytes = 0;
-    int64_t intervalNs = 0;
+    int64_t intervalNs = 0;      //!< cbr, onoff, voip
+    double meanIntervalNs = 0;   //!< poisson: mean time between datagrams
+    uint64_t poissonSeed = 0;    //!< poisson: the stream's splitmix64 seed
     std::vector<std::pair<int64_t, int64_t>> onPeriodsNs; //!< [start, end), sorted, disjoint
 
     /// UDP: when the sender stops (the end of its last on-period, or its start).

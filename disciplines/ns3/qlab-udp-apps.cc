@@ -13,6 +13,7 @@
 #include "ns3/udp-socket-factory.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ns3
 {
@@ -21,6 +22,16 @@ NS_LOG_COMPONENT_DEFINE("QlabUdpApps");
 
 NS_OBJECT_ENSURE_REGISTERED(QlabUdpSender);
 NS_OBJECT_ENSURE_REGISTERED(QlabUdpSink);
+
+// ------------------------------------------------------- poisson stream
+
+int64_t
+QlabPoissonStream::NextGapNs()
+{
+    const uint64_t z = qcore_rng_u64(&m_rng);
+    const double u = static_cast<double>(z >> 11) * 0x1.0p-53; // [0, 1)
+    return static_cast<int64_t>(std::floor(-std::log1p(-u) * m_meanNs + 0.5));
+}
 
 // ---------------------------------------------------------------- sender
 
@@ -70,6 +81,35 @@ QlabUdpSender::Setup(const Address& peer,
     m_tos = tos;
 }
 
+void
+QlabUdpSender::SetPoisson(double meanIntervalNs, uint64_t seed)
+{
+    NS_ABORT_MSG_IF(!(meanIntervalNs >= 1.0), "QlabUdpSender: the mean interval must be >= 1 ns");
+    m_poisson = std::make_unique<QlabPoissonStream>(meanIntervalNs, seed);
+}
+
+void
+QlabUdpSender::SchedulePoisson(std::size_t period, int64_t fromNs)
+{
+    // fromNs: the last send in `period`, or the period's start.  A draw
+    // that lands at or past a period's end is spent; the next period's
+    // first gap counts from its start.
+    int64_t t = fromNs + m_poisson->NextGapNs();
+    while (t >= m_onPeriods[period].second)
+    {
+        if (++period == m_onPeriods.size())
+        {
+            return;
+        }
+        t = m_onPeriods[period].first + m_poisson->NextGapNs();
+    }
+    m_next = Simulator::Schedule(NanoSeconds(t) - Simulator::Now(),
+                                 &QlabUdpSender::SendAt,
+                                 this,
+                                 period,
+                                 0);
+}
+
 uint64_t
 QlabUdpSender::GetTxPackets() const
 {
@@ -93,7 +133,11 @@ QlabUdpSender::StartApplication()
     InetSocketAddress peer = InetSocketAddress::ConvertFrom(m_peer);
     peer.SetTos(m_tos);
     m_socket->Connect(peer);
-    if (!m_onPeriods.empty())
+    if (m_poisson && !m_onPeriods.empty())
+    {
+        SchedulePoisson(0, m_onPeriods[0].first);
+    }
+    else if (!m_poisson && !m_onPeriods.empty())
     {
         m_next = Simulator::Schedule(NanoSeconds(m_onPeriods[0].first) - Simulator::Now(),
                                      &QlabUdpSender::SendAt,
@@ -123,6 +167,11 @@ QlabUdpSender::SendAt(std::size_t period, uint64_t k)
     packet->AddHeader(header);
     m_socket->Send(packet);
     m_txPackets++;
+    if (m_poisson)
+    {
+        SchedulePoisson(period, Simulator::Now().GetNanoSeconds());
+        return;
+    }
 
     // The next send time, on an integer grid so no error accumulates.
     int64_t next = m_onPeriods[period].first + static_cast<int64_t>(k + 1) * m_intervalNs;

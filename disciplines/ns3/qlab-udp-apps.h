@@ -3,7 +3,10 @@
  * qlab-udp-apps.h - the two ends of a qlab UDP flow (apps `cbr`, `onoff`,
  * `voip`; docs/jobs.md): a sender that replays the job's on-periods, sending
  * one datagram of a fixed IP length every `interval` while on, and a sink
- * that counts what arrives and its one-way delay.
+ * that counts what arrives and its one-way delay.  App `poisson` sends at
+ * Poisson times instead: exponential gaps drawn by the generator the job
+ * contract specifies (QlabPoissonStream, docs/jobs.md), from the seed in the
+ * job, so every backend that builds it sends at the same instants.
  *
  * The on/off schedule is drawn by `qlab expand` from the run's seed and
  * carried in the job, so every backend replays the same packets.  ns-3's
@@ -14,6 +17,8 @@
 #ifndef QLAB_UDP_APPS_H
 #define QLAB_UDP_APPS_H
 
+#include "qcore.h"
+
 #include "ns3/address.h"
 #include "ns3/application.h"
 #include "ns3/event-id.h"
@@ -21,11 +26,35 @@
 #include "ns3/socket.h"
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 namespace ns3
 {
+
+/**
+ * The job contract's Poisson send times (docs/jobs.md, app `poisson`;
+ * qlab.plan.poisson_times is the reference): the core's SplitMix64
+ * (qcore_rng) seeded with the flow's poisson_seed, u = (x >> 11) * 2^-53, gap = -log1p(-u) * mean, rounded
+ * half up to the nanosecond.
+ */
+class QlabPoissonStream
+{
+  public:
+    QlabPoissonStream(double meanNs, uint64_t seed)
+        : m_meanNs(meanNs)
+    {
+        qcore_rng_seed(&m_rng, seed);
+    }
+
+    /// The next gap, integer ns (>= 0).
+    int64_t NextGapNs();
+
+  private:
+    double m_meanNs;
+    struct qcore_rng m_rng; //!< the core's SplitMix64
+};
 
 /**
  * Sends `ipBytes`-byte IPv4 datagrams (UDP payload ipBytes - 28) to a sink
@@ -60,6 +89,14 @@ class QlabUdpSender : public Application
                std::vector<std::pair<int64_t, int64_t>> onPeriods,
                uint8_t tos);
 
+    /**
+     * Send at Poisson times instead of every intervalNs (app `poisson`): in
+     * each on-period [s, e), at s + g1, s + g1 + g2, ... while before e,
+     * the gaps from QlabPoissonStream(meanIntervalNs, seed), one stream
+     * across the periods.  Call after Setup (whose intervalNs is unused).
+     */
+    void SetPoisson(double meanIntervalNs, uint64_t seed);
+
     /// \return datagrams handed to the socket so far
     uint64_t GetTxPackets() const;
 
@@ -70,6 +107,8 @@ class QlabUdpSender : public Application
     void StartApplication() override;
     void StopApplication() override;
     void SendAt(std::size_t period, uint64_t k);
+    /// poisson: schedule the first send at or after `fromNs` in `period` or a later one
+    void SchedulePoisson(std::size_t period, int64_t fromNs);
 
     Address m_peer;
     uint16_t m_localPort;
@@ -80,6 +119,7 @@ class QlabUdpSender : public Application
     Ptr<Socket> m_socket;
     EventId m_next;
     uint64_t m_txPackets;
+    std::unique_ptr<QlabPoissonStream> m_poisson; //!< null unless app poisson
 };
 
 /**
