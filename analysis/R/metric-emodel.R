@@ -190,9 +190,12 @@ r_factor_ncq_journal_eq22 <- function(delay_ms, packet_loss_ratio) {
   94.2 - delay_impairment_simplified(delay_ms) - 0 - 30 * log(1 + 15 * packet_loss_ratio)
 }
 
-#' The speech-quality categories of R (ITU-T G.109; the NCQ journal paper's
-#' Table 2 prints the same bands): lower bound (inclusive) and upper bound of
-#' each band, and its name. Below 50 G.109 does not recommend the connection.
+#' The speech-quality categories of R (ITU-T G.109 (09/1999), five
+#' categories "tied to the ratings given by ... G.107", abstract at
+#' https://downloadscodes.org/131832-ITU-G-109-1999.html; the NCQ journal
+#' paper's Table 2 prints the same bands and names): lower bound (inclusive)
+#' and upper bound of each band, and its name. Below 50 G.109 does not
+#' recommend the connection.
 voice_quality_bands <- function() {
   tibble::tribble(
     ~r_low, ~r_high, ~rating,
@@ -211,6 +214,41 @@ rate_voice_quality <- function(r) {
   bands <- voice_quality_bands()
   band <- findInterval(r, rev(bands$r_low))
   ifelse(band == 0, "Not recommended", rev(bands$rating)[pmax(band, 1)])
+}
+
+#' A table relating R bands to MOS, as the NCQ journal paper's Table 2 does,
+#' computed here beside the paper's printed rows: for each of the paper's
+#' R bands, the band's G.109 category, the MOS of G.107 (`mos_from_r()`) and
+#' of the paper's printed mapping at its bounds, and whether ours agree with
+#' the paper's MOS to the two decimals it prints (within 0.005).
+#'
+#' @param paper_rows The paper's rows: each `r_low`, `r_high`, `rating`,
+#'   `mos_low`, `mos_high` (a list of lists, as a paper spec gives them).
+voice_quality_table <- function(paper_rows) {
+  fields <- c("r_low", "r_high", "rating", "mos_low", "mos_high")
+  ok <- is.list(paper_rows) && length(paper_rows) > 0 &&
+    all(purrr::map_lgl(paper_rows, function(row) is.list(row) && setequal(names(row), fields)))
+  if (!ok) {
+    stop(sprintf("paper_rows must be a list of rows, each with %s", paste0("`", fields, "`", collapse = ", ")))
+  }
+  paper <- purrr::map_dfr(paper_rows, tibble::as_tibble)
+  if (!is.numeric(paper$r_low) || !is.numeric(paper$r_high) || any(paper$r_low >= paper$r_high)) {
+    stop("paper_rows: r_low and r_high must be numbers with r_low < r_high")
+  }
+  # the paper prints MOS to two decimals
+  agrees <- function(ours, printed) abs(ours - printed) <= 0.005 + 1e-9
+  paper |>
+    dplyr::transmute(
+      r_low = .data$r_low, r_high = .data$r_high,
+      rating_paper = .data$rating,
+      rating_g109 = rate_voice_quality((.data$r_low + .data$r_high) / 2),
+      mos_low_paper = .data$mos_low, mos_high_paper = .data$mos_high,
+      mos_low = mos_from_r(.data$r_low), mos_high = mos_from_r(.data$r_high),
+      mos_low_printed_formula = mos_as_printed_ncq_journal(.data$r_low),
+      mos_high_printed_formula = mos_as_printed_ncq_journal(.data$r_high),
+      agrees = agrees(.data$mos_low, .data$mos_low_paper) & agrees(.data$mos_high, .data$mos_high_paper) &
+        .data$rating_g109 == .data$rating_paper
+    )
 }
 
 #' R and MOS of each call (one row per call or per group of calls).

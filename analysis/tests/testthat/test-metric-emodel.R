@@ -97,3 +97,17 @@ test_that("the wrapper rates each call", {
   expect_equal(rated$rating, c("High", "Not recommended")) # 42.3
   expect_error(add_emodel_rating(tibble::tibble(delay_ms = 1)), "packet_loss_ratio")
 })
+
+test_that("the R-to-MOS table checks a paper's rows bound by bound", {
+  rows <- list(list(r_low = 90, r_high = 100, rating = "Best", mos_low = 4.34, mos_high = 4.5),
+               list(r_low = 80, r_high = 90, rating = "High", mos_low = 4.03, mos_high = 4.34))
+  table <- voice_quality_table(rows)
+  expect_equal(table$mos_low, c(4.339, 4.024))
+  expect_equal(table$rating_g109, c("Best", "High"))
+  # 4.339 rounds to 4.34; 4.024 is not the printed 4.03
+  expect_equal(table$agrees, c(TRUE, FALSE))
+  expect_equal(table$mos_low_printed_formula, c(1 + 3.15 + 7e-5, 3.80014))
+  expect_error(voice_quality_table(list(list(r_low = 90))), "each with `r_low`")
+  expect_error(voice_quality_table(list(list(r_low = 90, r_high = 80, rating = "x", mos_low = 1, mos_high = 2))),
+               "r_low < r_high")
+})
