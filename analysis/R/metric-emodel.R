@@ -90,11 +90,11 @@ emodel_codec <- function(codec) {
 #' Id = 0.024 d + 0.11 (d - 177.3) H(d - 177.3), d the one-way mouth-to-ear
 #' delay in ms and H the unit step.
 #'
-#' The default of `delay_impairment()`: it is a fit to G.107's whole delay
-#' impairment at default echo (talker echo included, which grows with the
-#' delay), it is the delay term of the paper's eq. (22), so our R rates
-#' calls as the paper rated them, and it needs no echo parameters the paper
-#' does not give.
+#' The default of `delay_impairment()`: Cole & Rosenbluth fitted it to
+#' G.107's whole delay impairment under default settings (talker echo
+#' included, which grows with the delay); it is the delay term of the
+#' paper's eq. (22), so our R rates calls as the paper rated them; and it
+#' needs no echo parameters, which the paper does not give.
 delay_impairment_simplified <- function(delay_ms) {
   emodel_check_delay(delay_ms)
   0.024 * delay_ms + 0.11 * (delay_ms - 177.3) * (delay_ms > 177.3)
