@@ -236,7 +236,7 @@ plot_item <- function(ctx, id) {
 #' Why an item has nothing to plot (NULL when it has): no graph for a
 #' diagram, a backend comparison without its sides, a figure without rows.
 item_absence <- function(ctx, item) {
-  if (item$kind == "listing") return(NULL)
+  if (item$kind %in% c("listing", table_kinds)) return(NULL)
   if (item$kind == "diagram") {
     if (!is.null(ctx$graphs[[item$scenario]])) return(NULL)
     return(sprintf("Not drawn: no graph.json for %s in %s (the workflow writes the graph of one run per scenario and backend).",
@@ -491,10 +491,59 @@ print_item_details <- function(ctx, id, shown_at = NULL) {
 print_figure_links <- function(ctx, item) {
   table <- ctx$figures[[item_file(item)]]
   if (is.null(table) || nrow(table) == 0) return(invisible())
+  print_html(sprintf("<p class=\"qlab-links\">%s &middot; regenerate: <code>.venv/bin/qlab figure %s</code></p>",
+                     data_link(table, item_file(item)), htmltools::htmlEscape(item$id)))
+}
+
+#' A link that downloads `table` as <file>.csv (embedded in the page).
+data_link <- function(table, file) {
   data <- base64enc::base64encode(charToRaw(readr::format_csv(table, na = "NA")))
-  print_html(sprintf(paste0("<p class=\"qlab-links\"><a download=\"%s.csv\" href=\"data:text/csv;base64,%s\">",
-                            "Data (CSV, %d rows)</a> &middot; regenerate: <code>.venv/bin/qlab figure %s</code></p>"),
-                     item_file(item), data, nrow(table), htmltools::htmlEscape(item$id)))
+  sprintf("<a download=\"%s.csv\" href=\"data:text/csv;base64,%s\">Data (CSV, %d rows)</a>", file, data, nrow(table))
+}
+
+# ---- table items -------------------------------------------------------
+
+#' A symbol as the paper's notation writes it ("T_{S1}", "λ_1") in HTML,
+#' its subscripts lowered.
+notation_html <- function(symbol) {
+  escaped <- htmltools::htmlEscape(symbol)
+  escaped <- gsub("_\\{([^}]*)\\}", "<sub>\\1</sub>", escaped)
+  gsub("_([A-Za-z0-9])", "<sub>\\1</sub>", escaped)
+}
+
+#' A table item: the paper's notation (table_notation), or a table computed
+#' from analysis/R beside the paper's printed values (table_model).
+print_table_item <- function(ctx, id) {
+  item <- paper_item(ctx, id)
+  if (item$kind == "table_notation") {
+    rows <- purrr::map_dfr(item$notation, tibble::as_tibble)
+    table <- tibble::tibble(Symbol = notation_html(rows$symbol), Description = htmltools::htmlEscape(rows$description))
+    caption <- sprintf(paste("%s (paper): \u201c%s\u201d. The paper's rows as printed (analysis/papers/%s.yaml;",
+                             "tests/test_papers.py checks them against the catalogue)."), item$label, item$caption, ctx$paper)
+    print_html(knitr::kable(table, format = "html", escape = FALSE, caption = htmltools::htmlEscape(caption),
+                            table.attr = "class=\"table table-sm qlab-table\""))
+    return(invisible())
+  }
+  computed <- item_model_table(item)
+  range <- function(low, high, digits) sprintf("%.*f \u2013 %.*f", digits, low, digits, high)
+  shown <- dplyr::transmute(computed,
+    `R-Factor (paper)` = sprintf("%g < R < %g", .data$r_low, .data$r_high),
+    `Quality of voice rating (paper)` = .data$rating_paper,
+    `G.109 category (ours)` = .data$rating_g109,
+    `MOS (paper)` = range(.data$mos_low_paper, .data$mos_high_paper, 2),
+    `MOS at the bounds, G.107 (ours)` = range(.data$mos_low, .data$mos_high, 3),
+    `MOS at the bounds, paper's printed formula` = range(.data$mos_low_printed_formula,
+                                                          .data$mos_high_printed_formula, 3),
+    `agrees` = ifelse(.data$agrees, "yes", "NO")
+  )
+  caption <- sprintf(paste(
+    "%s (paper): \u201c%s\u201d. qlab: the category and the MOS at each band's bounds computed by",
+    "rate_voice_quality() and mos_from_r() (analysis/R/metric-emodel.R, ITU-T G.107 Annex B), the functions that",
+    "rate the calls; the last MOS column is the paper's printed mapping, 1 + 0.035R + 7e-6(100 - R). A row agrees",
+    "when our MOS is within 0.005 of the paper's two-decimal values at both bounds and the category is the same:",
+    "%d of %d rows do."), item$label, item$caption, sum(computed$agrees), nrow(computed))
+  print_html(html_table(shown, caption = caption))
+  print_html(sprintf("<p class=\"qlab-links\">%s</p>", data_link(computed, item_file(item))))
 }
 
 #' The equations behind each curve of a model item (its table's `method`).
@@ -553,6 +602,9 @@ item_section_rmd <- function(ctx, item, level, shown_at) {
   height <- size[["height"]] %||% item$fig_height %||% knitr::opts_chunk$get("fig.height")
   body <- if (item$kind == "listing") {
     c(sprintf("```{r %s, results = 'asis'}", label), sprintf("print_listing(ctx, %s)", id),
+      sprintf("print_claims(ctx, %s)", id), "```")
+  } else if (item$kind %in% table_kinds) {
+    c(sprintf("```{r %s, results = 'asis'}", label), sprintf("print_table_item(ctx, %s)", id),
       sprintf("print_claims(ctx, %s)", id), "```")
   } else {
     c(if (!is.null(absence)) c(paste0("**", absence, "**"), "")

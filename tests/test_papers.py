@@ -125,11 +125,20 @@ def test_the_figure_tables_are_named_apart():
 
 def test_every_item_has_one_producer():
     """A scenario, except a listing (the paper's text beside the
-    implementation's source) and a model figure (the paper's analytic model,
-    analysis/R/model-*.R)."""
+    implementation's source), a model figure (the paper's analytic model,
+    analysis/R/model-*.R) and a table (the paper's notation, or a table
+    computed by a function of analytic_tables())."""
     for paper, item in items():
         if item["kind"] == "listing":
             assert "scenario" not in item, f"papers/{paper}.yaml {item['id']}: a listing runs no scenario"
+        elif item["kind"] == "table_notation":
+            assert "scenario" not in item and isinstance(item.get("notation"), list), (
+                f"papers/{paper}.yaml {item['id']}: a notation table gives its `notation` and no scenario"
+            )
+        elif item["kind"] == "table_model":
+            assert "scenario" not in item and isinstance(item.get("table"), str), (
+                f"papers/{paper}.yaml {item['id']}: a model table names its `table` and no scenario"
+            )
         elif item["kind"] == "model_vs_x":
             assert "scenario" not in item and isinstance(item.get("model"), str), (
                 f"papers/{paper}.yaml {item['id']}: a model figure names its `model` and no scenario"
@@ -243,3 +252,54 @@ def test_every_catalogue_item_of_a_paper_is_listed_once():
                 assert item["kind"] == CATALOGUE_KINDS[entry["kind"]], (
                     f"{item['id']}: kind must be the catalogue's {entry['kind']}"
                 )
+
+
+def catalogue_tables() -> dict[str, dict]:
+    """The catalogue's table items, by id (empty without the catalogue)."""
+    if not CATALOGUE.is_file():
+        return {}
+    return {
+        entry["id"]: entry
+        for paper in load(CATALOGUE)["papers"]
+        for entry in paper["items"]
+        if entry.get("kind") == "table"
+    }
+
+
+@pytest.mark.skipif(not CATALOGUE.is_file(), reason=f"the figure catalogue {CATALOGUE} is not here")
+def test_notation_tables_are_the_papers():
+    tables = catalogue_tables()
+    checked = 0
+    for paper, item in items():
+        if item["kind"] != "table_notation":
+            continue
+        rows = [[row["symbol"], row["description"]] for row in item["notation"]]
+        assert rows == tables[item["id"]]["content"]["rows"], (
+            f"papers/{paper}.yaml {item['id']}: `notation` must be the catalogue's rows, in order"
+        )
+        checked += 1
+    assert checked > 0
+
+
+@pytest.mark.skipif(not CATALOGUE.is_file(), reason=f"the figure catalogue {CATALOGUE} is not here")
+def test_model_tables_print_the_papers_rows():
+    """A model table's `paper_rows` are the paper's printed values: the R band
+    "90 < R < 100", the rating and the MOS range "4.34 - 4.5" of each row."""
+    tables = catalogue_tables()
+    checked = 0
+    for paper, item in items():
+        if item["kind"] != "table_model":
+            continue
+        theirs = tables[item["id"]]["content"]["rows"]
+        for ours, (r_band, rating, mos) in zip(item["paper_rows"], theirs, strict=True):
+            r_low, r_high = (float(x) for x in re.fullmatch(r"(\S+) < R < (\S+)", r_band).groups())
+            mos_low, mos_high = (float(x) for x in mos.split(" - "))
+            assert (ours["r_low"], ours["r_high"], ours["rating"], ours["mos_low"], ours["mos_high"]) == (
+                r_low,
+                r_high,
+                rating,
+                mos_low,
+                mos_high,
+            ), f"papers/{paper}.yaml {item['id']}: {ours} must be the catalogue's {r_band} | {rating} | {mos}"
+        checked += 1
+    assert checked > 0

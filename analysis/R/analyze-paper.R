@@ -18,11 +18,15 @@ selector_columns <- function() {
 }
 
 # Item kinds. A figure kind's summary table is written as <file>.csv; a
-# listing (the paper's pseudo-code beside ours) and a diagram (the topology,
-# drawn from the run's graph.json) are drawn by the report directly.
+# listing (the paper's pseudo-code beside ours), a diagram (the topology,
+# drawn from the run's graph.json) and a table are drawn by the report
+# directly: a notation table from the rows its item gives (the paper's), a
+# model table computed from analysis/R by a function of `analytic_tables()`
+# beside the paper's printed rows.
 figure_kinds <- c("metric_vs_x", "tasks_over_time", "paired_ratio_vs_x", "metric_by_series", "backend_ratio_vs_x",
                   "tcp_worst_flow", "model_vs_x")
-item_kinds <- c("listing", "diagram", figure_kinds)
+table_kinds <- c("table_notation", "table_model")
+item_kinds <- c("listing", "diagram", table_kinds, figure_kinds)
 # Figure kinds drawn from something other than the per-run metrics (metrics.R).
 kinds_without_metrics <- c("tasks_over_time", "tcp_worst_flow", "model_vs_x")
 # Figure kinds computed without any run: a paper's analytic model.
@@ -38,7 +42,9 @@ item_kind_fields <- list(
   metric_by_series = c("scenario", "metrics", "y_label"),
   backend_ratio_vs_x = c("scenario", "numerator", "denominator", "metrics", "x", "x_label", "y_label"),
   tcp_worst_flow = c("scenario", "at", "x_label"),
-  model_vs_x = c("model", "x_label", "y_label")
+  model_vs_x = c("model", "x_label", "y_label"),
+  table_notation = "notation",
+  table_model = c("table", "paper_rows")
 )
 
 #' Read and check analysis/papers/<paper>.yaml.
@@ -92,13 +98,42 @@ check_item <- function(item, where) {
   if (item$kind %in% figure_kinds && !item$kind %in% kinds_without_metrics) {
     item_selectors(item, where)
   }
-  if (item$kind %in% kinds_without_runs) {
-    if (!is.null(item$scenario)) stop(sprintf("%s: an item of kind %s runs nothing: it must not name a `scenario`", where, item$kind))
-    if (!item$model %in% names(analytic_models())) {
-      stop(sprintf("%s: model must be one of %s (found %s)", where, paste(names(analytic_models()), collapse = ", "), item$model))
+  if (item$kind %in% c(kinds_without_runs, table_kinds) && !is.null(item$scenario)) {
+    stop(sprintf("%s: an item of kind %s runs nothing: it must not name a `scenario`", where, item$kind))
+  }
+  if (item$kind %in% kinds_without_runs && !item$model %in% names(analytic_models())) {
+    stop(sprintf("%s: model must be one of %s (found %s)", where, paste(names(analytic_models()), collapse = ", "), item$model))
+  }
+  if (item$kind == "table_notation") check_notation_rows(item$notation, where)
+  if (item$kind == "table_model") {
+    if (!item$table %in% names(analytic_tables())) {
+      stop(sprintf("%s: table must be one of %s (found %s)", where, paste(names(analytic_tables()), collapse = ", "), item$table))
     }
+    item_model_table(item, where)
   }
   invisible(item)
+}
+
+check_notation_rows <- function(rows, where) {
+  ok <- is.list(rows) && length(rows) > 0 && all(purrr::map_lgl(rows, function(row) {
+    is.list(row) && identical(sort(names(row)), c("description", "symbol")) && all(purrr::map_lgl(row, is.character))
+  }))
+  if (!ok) stop(sprintf("%s: `notation` must be a list of rows, each `symbol` and `description` (text)", where))
+  invisible(rows)
+}
+
+#' The tables items of kind table_model can name: table -> a function of the
+#' item's `paper_rows` (the paper's printed rows) returning the table to show,
+#' computed from analysis/R beside the paper's values.
+analytic_tables <- function() {
+  list(`voice-quality` = voice_quality_table)
+}
+
+#' The table of a table_model item (stops, naming the item, when its
+#' `paper_rows` do not fit the table's function).
+item_model_table <- function(item, where = item$id) {
+  tryCatch(analytic_tables()[[item$table]](item$paper_rows),
+           error = function(e) stop(sprintf("%s: %s", where, conditionMessage(e)), call. = FALSE))
 }
 
 #' The metrics an item shows, as selectors (analysis/R/metrics.R): its

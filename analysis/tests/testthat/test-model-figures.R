@@ -85,3 +85,19 @@ test_that("pending items must not be items the spec produces", {
   yaml::write_yaml(spec, file.path(dir, "papers", "ncq-journal.yaml"))
   expect_error(read_paper_spec(dir, "ncq-journal"), "`pending` must list ids of items the spec does not produce \\(found: ncq-journal/fig1a\\)")
 })
+
+test_that("table items are checked: a notation's rows, a model table's name and paper rows, no scenario", {
+  table_item <- function(...) c(list(id = "x/table1", label = "TABLE 1", caption = "c"), list(...))
+  notation <- list(list(symbol = "λ_1", description = "Arrival rate of class 1"))
+  expect_silent(check_item(table_item(kind = "table_notation", notation = notation), "w"))
+  expect_error(check_item(table_item(kind = "table_notation", notation = list(list(symbol = "λ"))), "w"),
+               "each `symbol` and `description`")
+  expect_error(check_item(table_item(kind = "table_notation", notation = notation, scenario = "x/s"), "w"),
+               "must not name a `scenario`")
+  rows <- list(list(r_low = 90, r_high = 100, rating = "Best", mos_low = 4.34, mos_high = 4.5))
+  expect_silent(check_item(table_item(kind = "table_model", table = "voice-quality", paper_rows = rows), "w"))
+  expect_error(check_item(table_item(kind = "table_model", table = "mos", paper_rows = rows), "w"),
+               "table must be one of voice-quality")
+  expect_error(check_item(table_item(kind = "table_model", table = "voice-quality", paper_rows = list(list(r_low = 1))),
+                          "w"), "w \\(x/table1\\): paper_rows must be")
+})

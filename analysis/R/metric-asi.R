@@ -1,0 +1,91 @@
+# Application Satisfaction Index (ASI), NCQ journal paper §5.2.2: how far each
+# node's (or traffic class's) delay is from the delay its share of the data
+# would justify. The paper (Section 5.2.2, before Fig. 14) prints
+#
+#   ASI = 1 - | sum_{i=1..n} Delay_i - (Data_i / TotalData) Delay_max | / (n Delay_max)
+#
+# with n the number of active nodes or of traffic classes, Data_i the data
+# node i delivered to the receiving application, TotalData the sum over the
+# nodes, Delay_i node i's average queuing delay and Delay_max "the maximum
+# queuing delay of the system", and says ASI "ranges from 0 to 1" and
+# "captures the deviation of the actual delay and the expected delay per
+# flow".
+#
+# Read literally (one absolute value around the whole sum) the deviations of
+# opposite sign cancel, so the index says nothing about each flow; the text's
+# per-flow deviation and its range [0, 1] fit one absolute value per term:
+#
+#   ASI = 1 - sum_{i=1..n} | Delay_i - (Data_i / TotalData) Delay_max | / (n Delay_max)
+#
+# That per-term reading is qlab's (design/catalogue.yaml, ncq-journal fig16c,
+# formula_plain_alternative_reading; issue 15); the printed one is
+# `reading = "as_printed"`. With every Delay_i in [0, Delay_max] each term is
+# at most Delay_max, so the per-term ASI lies in [0, 1]. Which units are the n
+# (nodes, flows or classes) is the caller's choice: the paper leaves it open
+# (fig16c `ambiguities`).
+#
+# Not yet in metric_registry (analysis/R/metrics.R): no scenario records the
+# per-node delays yet; the Scenario 2-4 work registers the per-run metric.
+
+#' The ASI of one system.
+#'
+#' @param delay_s Each unit's (node's or class's) average queuing delay, s.
+#' @param data_bytes Each unit's data delivered to the receiving application.
+#' @param delay_max_s The system's maximum queuing delay, s: at least every `delay_s`.
+#' @param reading "per_term" (an absolute value per unit, qlab's) or
+#'   "as_printed" (one around the sum).
+#' @return A number in [0, 1]; the printed reading is never below the
+#'   per-term one (|sum| <= sum of |terms|), and equals it when no two
+#'   deviations have opposite signs.
+application_satisfaction_index <- function(delay_s, data_bytes, delay_max_s, reading = c("per_term", "as_printed")) {
+  reading <- match.arg(reading)
+  n <- length(delay_s)
+  if (n == 0) {
+    stop("ASI: at least one unit (node or class) must be given")
+  }
+  if (length(data_bytes) != n) {
+    stop(sprintf("ASI: data_bytes must have one value per unit of delay_s (%d, found %d)", n, length(data_bytes)))
+  }
+  if (!is.numeric(delay_s) || any(is.na(delay_s)) || any(delay_s < 0)) {
+    stop("ASI: delay_s must be numeric, >= 0 and not NA")
+  }
+  if (!is.numeric(data_bytes) || any(is.na(data_bytes)) || any(data_bytes < 0) || sum(data_bytes) == 0) {
+    stop("ASI: data_bytes must be numeric, >= 0, not NA, and not all zero (TotalData divides)")
+  }
+  if (!is.numeric(delay_max_s) || length(delay_max_s) != 1 || is.na(delay_max_s) || delay_max_s <= 0) {
+    stop("ASI: delay_max_s (the system's maximum queuing delay) must be one number > 0")
+  }
+  if (any(delay_s > delay_max_s)) {
+    stop(sprintf("ASI: every delay_s must be at most delay_max_s = %g s (largest found: %g s)",
+                 delay_max_s, max(delay_s)))
+  }
+  deviation_s <- delay_s - data_bytes / sum(data_bytes) * delay_max_s
+  total_s <- switch(reading,
+    per_term = sum(abs(deviation_s)),
+    as_printed = abs(sum(deviation_s))
+  )
+  1 - total_s / (n * delay_max_s)
+}
+
+#' The ASI of each system (run, or run and group) of a table of units.
+#'
+#' @param units One row per unit (node, flow or class) with `delay_s`,
+#'   `data_bytes` and `delay_max_s` (the same within a system).
+#' @param by Columns naming a system.
+#' @inheritParams application_satisfaction_index
+#' @return `by` and `asi`.
+summarise_application_satisfaction <- function(units, by, reading = c("per_term", "as_printed")) {
+  reading <- match.arg(reading)
+  require_columns(units, c(by, "delay_s", "data_bytes", "delay_max_s"), "ASI")
+  units |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
+    dplyr::summarise(
+      asi = {
+        if (dplyr::n_distinct(.data$delay_max_s) != 1) {
+          stop("ASI: delay_max_s must be the same for every unit of a system")
+        }
+        application_satisfaction_index(.data$delay_s, .data$data_bytes, .data$delay_max_s[[1]], reading)
+      },
+      .groups = "drop"
+    )
+}

@@ -1,0 +1,38 @@
+test_that("ASI matches a hand computation when every unit is below its share", {
+  # shares 1/4, 3/4 of Delay_max = 0.1 s: expected 0.025, 0.075 s;
+  # deviations -0.015, -0.025: 1 - 0.04 / (2 * 0.1) = 0.8 under both readings
+  asi <- function(reading) application_satisfaction_index(c(0.01, 0.05), c(100, 300), 0.1, reading)
+  expect_equal(asi("per_term"), 0.8)
+  expect_equal(asi("as_printed"), 0.8)
+})
+
+test_that("the printed reading lets deviations of opposite sign cancel", {
+  # expected 0.025 and 0.075 s, actual 0.05 and 0.05: deviations +0.025, -0.025
+  expect_equal(application_satisfaction_index(c(0.05, 0.05), c(100, 300), 0.1), 1 - 0.05 / 0.2)
+  expect_equal(application_satisfaction_index(c(0.05, 0.05), c(100, 300), 0.1, "as_printed"), 1)
+})
+
+test_that("ASI is 1 when each delay is its share of Delay_max and 0 at the worst case", {
+  expect_equal(application_satisfaction_index(c(0.02, 0.08), c(1, 4), 0.1), 1)
+  # one unit with all the data but no delay, one with no data but Delay_max
+  expect_equal(application_satisfaction_index(c(0, 0.1), c(1, 0), 0.1), 0)
+})
+
+test_that("ASI refuses input outside its definition", {
+  expect_error(application_satisfaction_index(numeric(), numeric(), 0.1), "at least one unit")
+  expect_error(application_satisfaction_index(c(0.01, 0.02), 1, 0.1), "one value per unit")
+  expect_error(application_satisfaction_index(-0.01, 1, 0.1), "delay_s must be numeric, >= 0")
+  expect_error(application_satisfaction_index(0.01, 0, 0.1), "not all zero")
+  expect_error(application_satisfaction_index(0.01, 1, 0), "delay_max_s")
+  expect_error(application_satisfaction_index(0.2, 1, 0.1), "every delay_s must be at most delay_max_s")
+  expect_error(application_satisfaction_index(0.01, 1, 0.1, "sum"), "should be one of")
+})
+
+test_that("the wrapper computes one ASI per system", {
+  units <- tibble::tibble(seed = c(1, 1, 2, 2), delay_s = c(0.01, 0.05, 0.05, 0.05),
+                          data_bytes = c(100, 300, 100, 300), delay_max_s = 0.1)
+  expect_equal(summarise_application_satisfaction(units, "seed")$asi, c(0.8, 0.75))
+  expect_equal(summarise_application_satisfaction(units, "seed", "as_printed")$asi, c(0.8, 1))
+  units$delay_max_s[[2]] <- 0.2
+  expect_error(summarise_application_satisfaction(units, "seed"), "the same for every unit")
+})
