@@ -60,8 +60,9 @@ load_paper_context <- function(paper) {
     claims <- computed$claims
     source_note <- sprintf("%s has no analysis tables: computed while rendering, with the same code (analysis/R).", out_dir)
   }
-  # a paper with no scenarios yet shows its analytic model only
-  backend <- if (length(scenarios) == 0) model_backend else choose_backend(backends)
+  # a paper with no scenarios, or none of whose scenarios ran, shows its
+  # analytic model only
+  backend <- if (length(backends) == 0) model_backend else choose_backend(backends)
   # a scenario's own files from the page's backend, else from one that ran it
   scenario_file <- function(scenario, name) {
     dirs <- scenario_results_dir(qlab_results, scenario, unique(c(backend, backends_of[[scenario]])))

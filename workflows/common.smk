@@ -61,18 +61,21 @@ if workflow.is_main_process:
     QLAB_LOCK = qlab_resume.start(Path(RESULTS), [Path(RESULTS) / j.rel_dir for j in JOBS])
 
 
-def papers_without_runs():
-    """Papers whose spec names no scenario (only the paper's analytic model
-    so far): analysed in every reproduction, they cost seconds."""
+def papers_with_analytic_items():
+    """Papers with items that need no run (a figure of the paper's analytic
+    model): analysed in every reproduction, they cost seconds. When the
+    workflow runs none of such a paper's scenarios (`scenarios=` limited
+    them), its analysis holds the analytic items and its run items are
+    empty (analyze_paper in analysis/R/analyze-paper.R)."""
     out = set()
     for spec_file in Path("analysis/papers").glob("*.yaml"):
         spec = yaml.safe_load(spec_file.read_text(encoding="utf-8"))
-        if not any("scenario" in item for item in spec.get("items", [])):
+        if any(item.get("kind") == "model_vs_x" for item in spec.get("items", [])):
             out.add(spec_file.stem)
     return out
 
 
-PAPERS = sorted({s.paper for s in SCENARIOS} | papers_without_runs())
+PAPERS = sorted({s.paper for s in SCENARIOS} | papers_with_analytic_items())
 
 
 def git_state():

@@ -194,7 +194,10 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
   if (is.null(backends)) {
     backends <- sort(unique(unlist(purrr::map(scenarios, function(s) list_backends(results_dir, s)))))
   }
-  if (length(backends) == 0 && length(scenarios) > 0) {
+  # a paper with an analytic model is analysed without runs too: its model
+  # items in full, its run items empty and their claims "not comparable"
+  has_analytic_items <- any(purrr::map_lgl(items, function(item) item$kind %in% kinds_without_runs))
+  if (length(backends) == 0 && length(scenarios) > 0 && !has_analytic_items) {
     stop(sprintf("%s: no results for any scenario of %s (looked for %s/<backend>/runs.csv.gz)",
                  results_dir, paper, paste(file.path(results_dir, scenarios, "<backend>", "runs.csv.gz"), collapse = ", ")))
   }
@@ -232,7 +235,8 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
     if (nrow(table) == 0) empty_summary() else table
   })
   names(figures) <- purrr::map_chr(items, item_file)
-  # a paper with no runs (only its analytic model) has the model's verdicts
+  # a paper with no runs (its analytic model only, or none of its scenarios
+  # run) has the model's verdicts
   verdicts <- purrr::map_dfr(if (length(backends) == 0) model_backend else backends, function(backend) {
     evaluate_claims(claims, loaded[[backend]]) |>
       dplyr::mutate(backend = backend)

@@ -23,6 +23,8 @@ metric_registry <- tibble::tribble(
   ~name, ~keys, ~unit, ~computed_by, ~description,
   "system_goodput_bps", "", "bit/s", "summarise_system_goodput",
   "System Goodput (ncq-conf §4.1): the mean of the flows' goodputs (bytes delivered × 8 / time taken)",
+  "avg_goodput_bps", "group", "bit/s", "summarise_group_goodput",
+  "Average Goodput (ncq-journal §5.2.1) of a traffic group: the mean of its flows' goodputs (over all flows: system_goodput_bps)",
   "fairness_jain", "", "1", "summarise_fairness",
   "Jain's fairness index over the flows' goodputs",
   "avg_fct_s", "group", "s", "summarise_completion_time",

@@ -163,6 +163,11 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     longer(times, c(avg_fct_s = "avg_fct_s", worst_fct_s = "worst_fct_s"),
            if (is.null(group)) character() else "group", "n_censored")
   }
+  group_goodput <- function(group) {
+    goodput <- summarise_group_goodput(flows, by, group)
+    goodput$group <- rep(group, nrow(goodput))
+    longer(goodput, c(avg_goodput_bps = "avg_goodput_bps"), "group")
+  }
   class_metrics <- NULL
   if (length(unique(flows$cls)) > 1) {
     shares <- summarise_class_goodput(flows, by)
@@ -209,6 +214,7 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     longer(summarise_fairness(flows, by), c(fairness_jain = "fairness_jain")),
     if (nrow(bulk) > 0) completion(NULL),
     purrr::map_dfr(sort(unique(bulk$group)), completion),
+    purrr::map_dfr(sort(unique(bulk$group)), group_goodput),
     class_metrics, udp_metrics, queue_metrics, sojourn_metrics, drop_metrics, ps_metrics
   ) |>
     with_metric_keys() |>

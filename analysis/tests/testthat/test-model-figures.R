@@ -64,8 +64,16 @@ test_that("the ncq-journal spec analyses without any run: every model item and e
   analysis <- analyze_paper(tempfile(), "ncq-journal", file.path("..", ".."))
   spec <- read_paper_spec(file.path("..", ".."), "ncq-journal")
   model_items <- purrr::keep(spec$items, function(item) item$kind == "model_vs_x")
-  expect_setequal(names(analysis$figures), purrr::map_chr(model_items, item_file))
-  expect_true(all(purrr::map_int(analysis$figures, nrow) > 0))
+  run_items <- purrr::keep(figure_items(spec), function(item) !is.null(item$scenario))
+  expect_gt(length(run_items), 0)
+  expect_setequal(names(analysis$figures), purrr::map_chr(c(model_items, run_items), item_file))
+  # the model's items in full; the items of the scenarios, which did not run, empty
+  expect_true(all(purrr::map_int(analysis$figures[purrr::map_chr(model_items, item_file)], nrow) > 0))
+  expect_true(all(purrr::map_int(analysis$figures[purrr::map_chr(run_items, item_file)], nrow) == 0))
+  on_runs <- analysis$claims$claim_id %in% purrr::map_chr(purrr::keep(read_claims(
+    file.path("..", "..", "claims", "ncq-journal.yaml")), function(claim) !is.null(claim$scenario)), "id")
+  expect_true(any(on_runs))
+  expect_true(all(analysis$claims$verdict[on_runs] == "not comparable"))
   expect_true(all(analysis$claims$backend == model_backend))
   stated <- analysis$claims[grepl("^model_value|Exact, from the paper", analysis$claims$method), ]
   expect_equal(nrow(stated), 6)
@@ -75,6 +83,10 @@ test_that("the ncq-journal spec analyses without any run: every model item and e
   write_paper_analysis(analysis, out)
   back <- read_item_table(file.path(out, "fig2a.csv"), model_items[[5]])
   expect_equal(nrow(back), nrow(analysis$figures$fig2a))
+})
+
+test_that("a paper without analytic items and without results is an error, not an empty analysis", {
+  expect_error(analyze_paper(tempfile(), "ncq-conf", file.path("..", "..")), "no results for any scenario of ncq-conf")
 })
 
 test_that("pending items must not be items the spec produces", {
