@@ -45,6 +45,8 @@ metric_registry <- tibble::tribble(
   "mean one-way delay of a UDP group's received datagrams",
   "delay_max_s", "group", "s", "summarise_udp_groups",
   "largest one-way delay of a UDP group's received datagrams",
+  "wait_mean_s", "group", "s", "summarise_bottleneck_wait",
+  "mean time a UDP group's datagrams waited at a dumbbell's bottleneck: mean one-way delay minus the path's transmission and propagation times",
   "mean_backlog_pkts", "queue band", "packets", "summarise_band_backlog",
   "time-average backlog of a band of a traced queue, after the warm-up (queues table)",
   "sojourn_p99_s", "queue band", "s", "summarise_band_sojourn",

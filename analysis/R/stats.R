@@ -181,9 +181,13 @@ compute_run_metrics <- function(results, warmup_s = 0) {
   }
   udp_metrics <- NULL
   if (any(flows$app %in% udp_apps)) {
-    udp_metrics <- longer(summarise_udp_groups(flows, by),
-                          c(loss_ratio = "loss_ratio", delay_mean_s = "delay_mean_s", delay_max_s = "delay_max_s"),
-                          "group")
+    udp_metrics <- dplyr::bind_rows(
+      longer(summarise_udp_groups(flows, by),
+             c(loss_ratio = "loss_ratio", delay_mean_s = "delay_mean_s", delay_max_s = "delay_max_s"), "group"),
+      if (!is.null(results$scenario)) {
+        longer(summarise_bottleneck_wait(flows, by, results$scenario), c(wait_mean_s = "wait_mean_s"), "group")
+      }
+    )
   }
   valid_only <- function(table) dplyr::anti_join(table, invalid, by = run_key_columns)
   queue_metrics <- NULL
