@@ -228,6 +228,11 @@ plot_item <- function(ctx, id) {
     tasks_over_time = plot_tasks_over_time(table, item$x_label, item$y_label),
     tcp_worst_flow = plot_tcp_worst_flow(table, item$x_label),
     model_vs_x = plot_model_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1),
+    theory_vs_x = if (isTRUE(item$relative)) {
+      plot_theory_ratio(table, item$x_label, item_metric_labels(item), item$margin %||% 0.02)
+    } else {
+      plot_theory_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1, item_metric_labels(item))
+    },
     paired_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
     metric_by_series = plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, item_metric_labels(item),
                                              item_reference(ctx, item))

@@ -24,7 +24,7 @@ selector_columns <- function() {
 # model table computed from analysis/R by a function of `analytic_tables()`
 # beside the paper's printed rows.
 figure_kinds <- c("metric_vs_x", "tasks_over_time", "paired_ratio_vs_x", "metric_by_series", "backend_ratio_vs_x",
-                  "tcp_worst_flow", "model_vs_x")
+                  "tcp_worst_flow", "model_vs_x", "theory_vs_x")
 table_kinds <- c("table_notation", "table_model")
 item_kinds <- c("listing", "diagram", table_kinds, figure_kinds)
 # Figure kinds drawn from something other than the per-run metrics (metrics.R).
@@ -44,7 +44,8 @@ item_kind_fields <- list(
   tcp_worst_flow = c("scenario", "at", "x_label"),
   model_vs_x = c("model", "x_label", "y_label"),
   table_notation = "notation",
-  table_model = c("table", "paper_rows")
+  table_model = c("table", "paper_rows"),
+  theory_vs_x = c("scenario", "metrics", "x", "theory", "x_label", "y_label")
 )
 
 #' Read and check analysis/papers/<paper>.yaml.
@@ -110,6 +111,16 @@ check_item <- function(item, where) {
       stop(sprintf("%s: table must be one of %s (found %s)", where, paste(names(analytic_tables()), collapse = ", "), item$table))
     }
     item_model_table(item, where)
+  }
+  if (item$kind == "theory_vs_x") {
+    if (!is.list(item$theory) || is.null(names(item$theory))) {
+      stop(sprintf("%s: `theory` must map series to closed forms of validation_models()", where))
+    }
+    unknown <- setdiff(unlist(item$theory), names(validation_models()))
+    if (length(unknown) > 0) {
+      stop(sprintf("%s: theory must name closed forms of validation_models() (%s; unknown: %s)", where,
+                   paste(names(validation_models()), collapse = ", "), paste(unknown, collapse = ", ")))
+    }
   }
   invisible(item)
 }
@@ -353,6 +364,7 @@ summarise_figure <- function(item, scenario_data) {
     paired_ratio_vs_x = summarise_paired_ratio_vs_x(item, scenario_data),
     metric_by_series = summarise_metric_by_series(item, scenario_data),
     tcp_worst_flow = summarise_tcp_worst_flow(item, scenario_data),
+    theory_vs_x = summarise_theory_vs_x(item, scenario_data),
     stop(sprintf("figure %s: kind `%s` must be one of %s", item$id, item$kind,
                  paste(setdiff(figure_kinds, "backend_ratio_vs_x"), collapse = ", ")))
   )
@@ -406,6 +418,29 @@ summarise_metric_vs_x <- function(item, scenario_data) {
     summarise_over_seeds(c("backend", "series", item$x, selector_columns())) |>
     dplyr::rename(x = dplyr::all_of(item$x)) |>
     dplyr::mutate(x = as.numeric(.data$x), x_variable = item$x)
+}
+
+#' A metric of the series `theory` names against a sweep variable, as
+#' metric_vs_x (mean over seeds, 95% t-interval), and beside it each closed
+#' form the item names for that series (validation_models(), evaluated at
+#' each sweep value for the scenario as the backend ran it): rows with no
+#' interval, `method` "closed form: <its label>".
+summarise_theory_vs_x <- function(item, scenario_data) {
+  simulated <- summarise_metric_vs_x(item, scenario_data) |>
+    dplyr::filter(.data$series %in% names(item$theory))
+  scenario <- scenario_data$results$scenario
+  models <- validation_models()
+  cells <- dplyr::distinct(simulated, .data$backend, .data$series, .data$selector, .data$metric, .data$group, .data$x)
+  theory <- purrr::map_dfr(seq_len(nrow(cells)), function(i) {
+    cell <- cells[i, ]
+    purrr::map_dfr(unlist(item$theory[[cell$series]]), function(model) {
+      dplyr::mutate(cell, n = NA_integer_, sd = NA_real_, ci_lo = NA_real_, ci_hi = NA_real_,
+                    mean = validation_theory_wait_s(model, scenario, cell$series, cell$group, cell$x, cell$backend),
+                    x_variable = item$x, n_censored = NA_integer_,
+                    method = paste("closed form:", models[[model]]$label))
+    })
+  })
+  dplyr::bind_rows(simulated, theory)
 }
 
 summarise_tasks_over_time <- function(item, scenario_data) {

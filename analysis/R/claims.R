@@ -22,6 +22,9 @@
 #   at_least       the mean of the metric ≥ `threshold` for the given series at every point
 #   at_most        the same with ≤; `over: every_run` judges each run (a bound, no statistics)
 #   trend          metric `decreasing`/`increasing` in the sweep variable, per series
+#   theory         the metric of one series agrees with a closed form (`model`, validation_models())
+#                  within 1 ± `margin` at every point of the sweep variable `x` (TOST on the per-seed
+#                  ratios to the closed form)
 #   qualitative    a statement we do not test numerically (`reason`)
 #   not_comparable a statement our runs cannot test (`reason`)
 # Beside the kind, a claim may give
@@ -34,7 +37,7 @@
 verdicts <- c("reproduced", "partly", "inconclusive", "not reproduced", "qualitative", "not comparable")
 
 comparison_kinds <- c("ratio_at", "difference_at", "direction", "no_worse", "equivalent",
-                      "at_least", "at_most", "trend", "model_value", "qualitative", "not_comparable")
+                      "at_least", "at_most", "trend", "theory", "model_value", "qualitative", "not_comparable")
 # Kinds tested on a paper's analytic model, not on runs (no metric, no scenario).
 model_comparison_kinds <- "model_value"
 
@@ -86,6 +89,12 @@ verdict_rules <- function() {
     "the claimed sign in some series, the opposite in none",
     "no series decides",
     "the opposite sign in one series or more",
+    "theory",
+    sprintf("At each sweep point, equivalence of one series' per-seed values, as ratios to a closed form of queueing theory (the validation page), within 1 ± margin by two one-sided tests (TOST); outside: the one-sided test beyond the nearer bound, Bonferroni ×2; Holm across the points, p < %s. The pointwise 95%% intervals and whether they hold the closed form are reported beside.", a),
+    "equivalent at every point",
+    "equivalent at some points, outside at none",
+    "equivalent at no point, outside at none",
+    "outside the margin at one point or more",
     "model_value",
     "A value the paper states from its own equations (e.g. a percentage at one utilisation), computed exactly from our transcription of those equations (no statistics) under the printed reading and under every other reading of what the paper leaves ambiguous (design/catalogue.yaml); a reading matches within the claim's tolerance (the paper prints whole numbers).",
     "the printed reading matches",
@@ -296,6 +305,9 @@ evaluate_claim <- function(claim, metrics_by_scenario,
     if (!is.null(fired)) {
       return(fired)
     }
+  }
+  if (kind == "theory") {
+    return(evaluate_theory(claim, metrics, data$results$scenario))
   }
   evaluate <- switch(kind,
     ratio_at = evaluate_effect_at,
@@ -656,6 +668,61 @@ evaluate_threshold <- function(claim, metrics, sweep_vars, sweep) {
     "%s of %s; one-sided t-test of each series × point cell's per-seed values against %s; %s.",
     "Reproduced if shown in every cell; partly in some, the opposite in none; not reproduced if the opposite is shown in a cell; inconclusive otherwise."),
     claim$metric_id, paste(series, collapse = ", "), comparison$threshold, family_method(nrow(cells)))
+  claim_outcome(verdict, ours, method)
+}
+
+# theory: a series' metric against a closed form at every sweep point, as
+# equivalence (TOST) of the per-seed ratios value / closed form within
+# 1 ± margin: agreement to within the margin is what a validation shows (an
+# exact-equality test rejects any model at a large enough sample, and the
+# points share their seeds, so one unlucky set of seeds shows at each).
+# The pointwise 95% intervals are reported beside it.
+evaluate_theory <- function(claim, metrics, scenario) {
+  comparison <- claim$comparison
+  series <- comparison$series
+  margin <- as.numeric(comparison$margin)
+  selected <- dplyr::filter(metrics, .data$series == .env$series)
+  if (nrow(selected) == 0 || is.null(scenario)) {
+    return(claim_outcome("not comparable", "—", sprintf("No runs of series %s (or no scenario.json).", series)))
+  }
+  group <- claim$group %||% NA_character_
+  points <- dplyr::distinct(selected, .data$backend, x = .data[[comparison$x]])
+  points$theory <- purrr::map2_dbl(points$x, points$backend, function(x, backend) {
+    validation_theory_wait_s(comparison$model, scenario, series, group, as.numeric(x), backend)
+  })
+  cells <- selected |>
+    dplyr::mutate(x = .data[[comparison$x]]) |>
+    dplyr::inner_join(points, by = c("backend", "x")) |>
+    dplyr::group_by(.data$backend, .data$x, .data$theory) |>
+    dplyr::summarise(
+      t_interval(.data$value),
+      ratio = mean(.data$value) / dplyr::first(.data$theory),
+      p_for = tost_p(.data$value / .data$theory, 1 - margin, 1 + margin),
+      p_against = min(1, 2 * min(one_sided_p(.data$value / .data$theory, 1 - margin, "less"),
+                                 one_sided_p(.data$value / .data$theory, 1 + margin, "greater"))),
+      .groups = "drop"
+    ) |>
+    dplyr::filter(.data$n >= 2)
+  if (nrow(cells) == 0) {
+    return(claim_outcome("not comparable", "—", "No point has two or more seeds."))
+  }
+  cells <- adjust_family(cells)
+  verdict <- family_verdict(cells)
+  inside <- cells$ci_lo <= cells$theory & cells$theory <= cells$ci_hi
+  halfwidth <- (cells$ci_hi - cells$ci_lo) / 2 / abs(cells$mean)
+  worst <- cells[which.max(abs(cells$ratio - 1)), ]
+  ours <- sprintf(paste("within ±%s%% of the closed form (TOST) at %d/%d points, outside at %d; largest gap %+.2f%% (%s = %s:",
+                        "%s vs %s); the closed form inside the pointwise 95%% interval at %d/%d points, half-widths %.1f%% to %.1f%%"),
+                  format(100 * margin), sum(cells$holds), nrow(cells), sum(cells$against), 100 * (worst$ratio - 1),
+                  comparison$x, format(worst$x), format_number(worst$mean, claim$metric),
+                  format_number(worst$theory, claim$metric), sum(inside), nrow(cells),
+                  100 * min(halfwidth), 100 * max(halfwidth))
+  method <- sprintf(paste(
+    "%s of %s against %s at each %s: equivalence of the per-seed ratios value / closed form within 1 ± %s by two",
+    "one-sided tests (TOST); %s. Reproduced if equivalent at every point; partly at some, outside at none; not reproduced",
+    "if outside the margin at a point (one-sided test beyond the nearer bound, Bonferroni ×2); inconclusive otherwise."),
+    claim$metric_id, series, validation_models()[[comparison$model]]$label, comparison$x,
+    format(margin), family_method(nrow(cells)))
   claim_outcome(verdict, ours, method)
 }
 

@@ -164,8 +164,9 @@ figure_caption <- function(summary, label, caption, from_paper = TRUE) {
   if (nrow(summary) == 0) {
     return(sprintf("%s no results in this run.", lead))
   }
-  n_range <- range(summary$n)
-  n_text <- if (n_range[1] == n_range[2]) sprintf("n = %d", n_range[1]) else sprintf("n = %d to %d", n_range[1], n_range[2])
+  # rows without a sample size (a closed form drawn beside the runs) count no seeds
+  n_range <- if (all(is.na(summary$n))) c(NA, NA) else range(summary$n, na.rm = TRUE)
+  n_text <- if (is.na(n_range[1])) "exact values" else if (n_range[1] == n_range[2]) sprintf("n = %d", n_range[1]) else sprintf("n = %d to %d", n_range[1], n_range[2])
   method <- unique(summary$method)
   intervals <- if (all(is.na(summary$ci_lo))) "" else "; error bars/ribbons are 95% t-intervals"
   text <- sprintf("%s %s; %s%s.", lead, paste(method, collapse = "; "), n_text, intervals)
@@ -201,4 +202,65 @@ plot_model_vs_x <- function(table, x_label, y_label, y_scale = 1) {
     ggplot2::theme(legend.position = "bottom")
   if (log_y) plot <- plot + ggplot2::scale_y_log10()
   plot
+}
+
+#' Simulation against closed forms (summarise_theory_vs_x): one panel per
+#' series, colour the part of the run (the item's metric labels), points
+#' with 95% CI error bars for the simulation, a line per closed form
+#' (line type). A log y axis when the values span more than two decades.
+plot_theory_vs_x <- function(summary, x_label, y_label, y_scale = 1, labels = NULL) {
+  require_columns(summary, c("series", "selector", "metric", "x", "mean", "ci_lo", "ci_hi", "method"),
+                  "plot theory vs x")
+  ordered <- dplyr::arrange(summary, .data$selector)
+  summary$part <- factor(selector_labels(summary, labels), levels = unique(selector_labels(ordered, labels)))
+  summary$value <- summary$mean * y_scale
+  theory <- summary[startsWith(summary$method, "closed form"), ]
+  simulated <- summary[!startsWith(summary$method, "closed form"), ]
+  theory$model <- sub("^closed form: ", "", theory$method)
+  span <- range(summary$value[summary$value > 0], na.rm = TRUE)
+  log_y <- span[[2]] / span[[1]] > 20
+  plot <- ggplot2::ggplot(mapping = ggplot2::aes(x = .data$x, y = .data$value, colour = .data$part)) +
+    ggplot2::geom_line(data = theory, ggplot2::aes(linetype = .data$model)) +
+    ggplot2::geom_point(data = simulated, size = 1.8) +
+    ggplot2::geom_errorbar(data = simulated, ggplot2::aes(ymin = .data$ci_lo * y_scale, ymax = .data$ci_hi * y_scale),
+                           width = 0.015 * diff(range(summary$x, 1))) +
+    ggplot2::facet_wrap(ggplot2::vars(.data$series)) +
+    ggplot2::scale_x_continuous(breaks = sweep_breaks(summary$x)) +
+    ggplot2::labs(x = x_label, y = if (log_y) paste(y_label, "(log scale)") else y_label,
+                  colour = NULL, linetype = NULL) +
+    ggplot2::guides(colour = ggplot2::guide_legend(order = 1), linetype = ggplot2::guide_legend(ncol = 1, order = 2)) +
+    ggplot2::theme_bw() +
+    ggplot2::theme(legend.position = "bottom", legend.box = "vertical")
+  if (log_y) plot <- plot + ggplot2::scale_y_log10()
+  plot
+}
+
+#' The same table as ratios to the closed form: each simulated point (and
+#' its 95% interval) over the first closed form its series names (the
+#' model the claims test), a solid line at 1 and dashed lines at 1 ± margin.
+plot_theory_ratio <- function(summary, x_label, labels = NULL, margin = 0.02) {
+  require_columns(summary, c("series", "selector", "group", "x", "mean", "ci_lo", "ci_hi", "method"),
+                  "plot theory ratio")
+  ordered <- dplyr::arrange(summary, .data$selector)
+  summary$part <- factor(selector_labels(summary, labels), levels = unique(selector_labels(ordered, labels)))
+  closed <- startsWith(summary$method, "closed form")
+  reference <- summary[closed, ] |>
+    dplyr::group_by(.data$series) |>
+    dplyr::filter(.data$method == dplyr::first(.data$method)) |>
+    dplyr::ungroup() |>
+    dplyr::transmute(.data$series, .data$selector, .data$x, theory = .data$mean,
+                     model = sub("^closed form: ", "", .data$method))
+  points <- dplyr::inner_join(summary[!closed, ], reference, by = c("series", "selector", "x"))
+  ggplot2::ggplot(points, ggplot2::aes(x = .data$x, y = .data$mean / .data$theory, colour = .data$part)) +
+    ggplot2::geom_hline(yintercept = 1, colour = "grey30") +
+    ggplot2::geom_hline(yintercept = 1 + c(-1, 1) * margin, linetype = "dashed", colour = "grey50") +
+    ggplot2::geom_point(size = 1.8, position = ggplot2::position_dodge(width = 0.03)) +
+    ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$ci_lo / .data$theory, ymax = .data$ci_hi / .data$theory),
+                           width = 0.02, position = ggplot2::position_dodge(width = 0.03)) +
+    ggplot2::facet_wrap(ggplot2::vars(.data$series)) +
+    ggplot2::scale_x_continuous(breaks = sweep_breaks(points$x)) +
+    ggplot2::labs(x = x_label, y = sprintf("Simulated / closed form (dashed: ±%s%%)", format(100 * margin)),
+                  colour = NULL) +
+    ggplot2::theme_bw() +
+    ggplot2::theme(legend.position = "bottom")
 }
