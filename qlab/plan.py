@@ -68,7 +68,16 @@ class PlanError(Exception):
 
 
 def group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]:
-    total = workload["flows"]
+    """Each group's number of flows (web groups draw theirs). workload.flows
+    is the total the shares divide; without it every group gives a count,
+    and the total is their sum (a sweep can then vary one group's count)."""
+    total = workload.get("flows")
+    if total is None:
+        groups = workload["groups"].items()
+        shared = [g for g, spec in groups if spec.get("app") != "web" and "count" not in spec]
+        if shared:
+            raise PlanError([f"{where}: workload.flows: needed to divide the shares of {', '.join(shared)}"])
+        total = sum(spec["count"] for spec in workload["groups"].values() if spec.get("app") != "web")
     counts: dict[str, int] = {}
     for g, spec in workload["groups"].items():
         if spec.get("app") == "web":  # drawn in draw_flows, not part of workload.flows

@@ -504,6 +504,8 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
                     )
         elif ("share" in spec) == ("count" in spec):
             out.append((f"workload.groups.{g}", "expected exactly one of share or count"))
+        elif "share" in spec and "flows" not in doc.get("workload", {}):
+            out.append((f"workload.groups.{g}.share", "a share of workload.flows: give workload.flows"))
         wrong = {
             "web": ("task_bytes", *UDP_FIELDS[:-1], *ONOFF_FIELDS),
             "bulk": (*UDP_FIELDS, *ONOFF_FIELDS, *WEB_FIELDS),

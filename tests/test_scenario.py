@@ -258,3 +258,24 @@ def test_pareto_on_off_group_is_valid(paper_dir):
         paper_dir / "voice.yaml", f"extends: defaults.yaml\nworkload:\n  groups:\n    {VOIP_GROUP}\n"
     )
     assert sc.expand(sc.load(good), "test")
+
+
+def test_workload_flows_may_be_left_out_when_every_group_counts(paper_dir, capsys):
+    counted = (
+        "extends: defaults.yaml\nworkload:\n  flows: null\n  groups:\n"
+        "    noncongestive: {share: null, rounding: null, min_flows: null, count: 2}\n"
+        "    congestive: {share: null, count: 5}\n"
+        "sweep:\n  ftp: {path: workload.groups.congestive.count, values: [5, 7]}\n"
+    )
+    good = write(paper_dir / "counted.yaml", counted)
+    jobs = sc.expand(sc.load(good), "test")
+    assert {len(j.spec["flows"]) for j in jobs} == {7, 9}
+    # the share is inherited: the error names the file that set it
+    shared = write(
+        paper_dir / "shared.yaml", counted.replace("{share: null, count: 5}", "{}").split("sweep:")[0]
+    )
+    assert main(["validate", str(shared)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"{paper_dir / 'defaults.yaml'}: workload.groups.congestive.share: a share of workload.flows: "
+        "give workload.flows"
+    )
