@@ -39,7 +39,12 @@ UDP_DEFAULTS: dict[str, dict[str, Any]] = {
     "onoff": {},
     "voip": {"pkt_bytes": 200, "rate_bps": 80000, "on_s": 1.004, "off_s": 1.587},
 }
-UDP_FIELDS = ("pkt_bytes", "rate_bps", "on_s", "off_s", "stop_s")
+UDP_FIELDS = ("pkt_bytes", "rate_bps", "on_s", "off_s", "stop_s", "onoff_dist", "pareto_shape")
+# How onoff/voip periods are distributed: exponential (a two-state Markov
+# chain, the default) or Pareto (heavy-tailed talk spurts and pauses, as ns-2's
+# Application/Traffic/Pareto), each with the group's mean on_s / off_s.
+ONOFF_DISTS = ("exponential", "pareto")
+DEFAULT_PARETO_SHAPE = 1.5
 UDP_DRAIN_NS = 1_000_000_000
 DEFAULT_MTU = 1500
 # IPv4 + TCP headers + the largest TCP options: a segment never needs fragmenting
@@ -63,7 +68,16 @@ class PlanError(Exception):
 
 
 def group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]:
-    total = workload["flows"]
+    """Each group's number of flows (web groups draw theirs). workload.flows
+    is the total the shares divide; without it every group gives a count,
+    and the total is their sum (a sweep can then vary one group's count)."""
+    total = workload.get("flows")
+    if total is None:
+        groups = workload["groups"].items()
+        shared = [g for g, spec in groups if spec.get("app") != "web" and "count" not in spec]
+        if shared:
+            raise PlanError([f"{where}: workload.flows: needed to divide the shares of {', '.join(shared)}"])
+        total = sum(spec["count"] for spec in workload["groups"].values() if spec.get("app") != "web")
     counts: dict[str, int] = {}
     for g, spec in workload["groups"].items():
         if spec.get("app") == "web":  # drawn in draw_flows, not part of workload.flows
@@ -87,22 +101,42 @@ def group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]:
     return [(g, counts[g]) for g in workload["groups"] if g in counts]
 
 
+def pareto_draw(mean: float, shape: float, rng: random.Random) -> float:
+    """One Pareto draw of the given mean and shape alpha > 1: scale
+    x_m = mean (alpha - 1) / alpha, x_m / U^(1/alpha) with U uniform in (0, 1]
+    (inverse transform, one uniform per draw, as web_flows' sizes)."""
+    scale = mean * (shape - 1.0) / shape
+    return scale / (1.0 - rng.random()) ** (1.0 / shape)
+
+
 def on_periods(spec: dict[str, Any], start: float, stop: float, rng: random.Random) -> list[list[float]]:
     """A UDP flow's on-periods [start_s, end_s] between start and stop.
 
-    cbr: one period. onoff/voip: on first, then alternating exponential on
-    and off durations with means on_s and off_s, cut at stop.
+    cbr: one period. onoff/voip: on first, then alternating on and off
+    durations with means on_s and off_s, cut at stop: exponential, or with
+    onoff_dist pareto Pareto of shape pareto_shape (default 1.5).
     """
     if stop <= start:
         return []
     if spec["app"] == "cbr":
         return [[start, stop]]
+    if spec.get("onoff_dist", "exponential") == "pareto":
+        shape = float(spec.get("pareto_shape", DEFAULT_PARETO_SHAPE))
+
+        def draw(mean: float) -> float:
+            return pareto_draw(mean, shape, rng)
+
+    else:
+
+        def draw(mean: float) -> float:
+            return rng.expovariate(1.0 / mean)
+
     periods = []
     t = start
     while t < stop:
-        end = min(t + rng.expovariate(1.0 / spec["on_s"]), stop)
+        end = min(t + draw(spec["on_s"]), stop)
         periods.append([round(t, 9), round(end, 9)])
-        t = end + rng.expovariate(1.0 / spec["off_s"])
+        t = end + draw(spec["off_s"])
     return periods
 
 
@@ -115,8 +149,8 @@ def web_flows(
     size_mean_bytes and shape pareto_shape (scale = mean (alpha - 1) / alpha),
     at least one byte. Drawn from the seed on the group's own stream."""
     rng = random.Random(f"{seed}/web/{group}")
-    alpha = float(spec.get("pareto_shape", 1.5))
-    scale = float(spec["size_mean_bytes"]) * (alpha - 1) / alpha
+    alpha = float(spec.get("pareto_shape", DEFAULT_PARETO_SHAPE))
+    mean = float(spec["size_mean_bytes"])
     t = float(spec.get("start_offset_s", 0.0))
     stop = float(spec.get("stop_s", duration_s))
     limit = int(spec.get("max_flows", 1000))
@@ -132,7 +166,7 @@ def web_flows(
                     "arrivals before stop_s; raise max_flows or lower arrival_rate_per_s"
                 ]
             )
-        size = max(1, round(scale / (1.0 - rng.random()) ** (1.0 / alpha)))
+        size = max(1, round(pareto_draw(mean, alpha, rng)))
         flows.append(
             {
                 "flow_id": first_id + len(flows),

@@ -479,6 +479,7 @@ def format_value(value: Any) -> str:
 
 
 UDP_FIELDS = ("pkt_bytes", "rate_bps", "on_s", "off_s", "stop_s")
+ONOFF_FIELDS = ("onoff_dist",)
 BULK_FIELDS = ("seg_bytes", "task_bytes")
 WEB_FIELDS = ("arrival_rate_per_s", "size_mean_bytes", "pareto_shape", "max_flows")
 
@@ -503,11 +504,24 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
                     )
         elif ("share" in spec) == ("count" in spec):
             out.append((f"workload.groups.{g}", "expected exactly one of share or count"))
-        wrong = {"web": ("task_bytes", *UDP_FIELDS[:-1]), "bulk": (*UDP_FIELDS, *WEB_FIELDS)}.get(
-            app, (*BULK_FIELDS, *WEB_FIELDS)
-        )
+        elif "share" in spec and "flows" not in doc.get("workload", {}):
+            out.append((f"workload.groups.{g}.share", "a share of workload.flows: give workload.flows"))
+        wrong = {
+            "web": ("task_bytes", *UDP_FIELDS[:-1], *ONOFF_FIELDS),
+            "bulk": (*UDP_FIELDS, *ONOFF_FIELDS, *WEB_FIELDS),
+            # on/off sources may shape their periods as Pareto (pareto_shape)
+            "onoff": (*BULK_FIELDS, *(f for f in WEB_FIELDS if f != "pareto_shape")),
+            "voip": (*BULK_FIELDS, *(f for f in WEB_FIELDS if f != "pareto_shape")),
+        }.get(app, (*BULK_FIELDS, *ONOFF_FIELDS, *WEB_FIELDS))
         for key in sorted(set(spec) & set(wrong)):
             out.append((f"workload.groups.{g}.{key}", f"not a field of app {app}"))
+        if app in ("onoff", "voip") and "pareto_shape" in spec and spec.get("onoff_dist") != "pareto":
+            out.append(
+                (
+                    f"workload.groups.{g}.pareto_shape",
+                    "shapes Pareto on/off periods: needs onoff_dist: pareto",
+                )
+            )
     trace = doc.get("trace") or {}
     if "packets" in trace.get("collect", []) and not trace.get("packets", False):
         out.append(("trace.collect", "collecting packets needs trace.packets: true"))

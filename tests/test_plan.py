@@ -6,7 +6,9 @@ from __future__ import annotations
 import copy
 import json
 import os
+import random
 import stat
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -176,6 +178,96 @@ def test_bad_plans_are_refused_naming_the_field(dumbbell, what, fn, expect):
     problems = plan.check(mutated(dumbbell, fn))
     assert problems, what
     assert any(expect in p for p in problems), problems
+
+
+# --- on/off periods --------------------------------------------------------------
+
+
+def test_exponential_on_off_periods_are_unchanged():
+    """The default draws exactly what it drew before Pareto periods existed:
+    expovariate on, expovariate off, alternating on one stream."""
+    spec = {"app": "onoff", "on_s": 1.0, "off_s": 1.35}
+    got = plan.on_periods(spec, 0.5, 60.0, random.Random("7/on-off/3"))
+    replay, t, want = random.Random("7/on-off/3"), 0.5, []
+    while t < 60.0:
+        end = min(t + replay.expovariate(1 / 1.0), 60.0)
+        want.append([round(t, 9), round(end, 9)])
+        t = end + replay.expovariate(1 / 1.35)
+    assert got == want
+    assert (
+        plan.on_periods({**spec, "onoff_dist": "exponential"}, 0.5, 60.0, random.Random("7/on-off/3")) == got
+    )
+
+
+def durations(periods: list[list[float]]) -> tuple[list[float], list[float]]:
+    """On-durations and the off-gaps between them."""
+    on = [b - a for a, b in periods]
+    off = [nxt[0] - b for (_, b), nxt in zip(periods, periods[1:], strict=False)]
+    return on, off
+
+
+def test_pareto_periods_have_the_means_and_shape_asked_for():
+    # shape 3: finite variance, so the sample mean of ~40,000 draws is within 2%
+    spec = {"app": "voip", "on_s": 1.0, "off_s": 1.35, "onoff_dist": "pareto", "pareto_shape": 3.0}
+    on, off = durations(plan.on_periods(spec, 0.0, 1e5, random.Random(1))[:-1])
+    assert statistics.mean(on) == pytest.approx(1.0, rel=0.02)
+    assert statistics.mean(off) == pytest.approx(1.35, rel=0.02)
+    # every period at least the scale mean (alpha - 1) / alpha: 2/3 of the mean
+    assert min(on) >= 2 / 3 - 1e-9 and min(off) >= 0.9 - 1e-9
+    # shape 1.5 (the NCQ journal's): the sample mean converges too slowly to
+    # test, the median x_m 2^(1/alpha) = 1/3 * 2^(2/3) * mean does not
+    spec = {**spec, "pareto_shape": 1.5}
+    on, off = durations(plan.on_periods(spec, 0.0, 1e5, random.Random(2))[:-1])
+    assert statistics.median(on) == pytest.approx(2 ** (2 / 3) / 3, rel=0.03)
+    assert statistics.median(off) == pytest.approx(1.35 * 2 ** (2 / 3) / 3, rel=0.03)
+    assert max(on) > 20  # heavy tail: talk spurts far beyond the exponential's reach
+    # without pareto_shape, the default 1.5
+    default = {k: v for k, v in spec.items() if k != "pareto_shape"}
+    assert plan.on_periods(default, 0.0, 100.0, random.Random(3)) == plan.on_periods(
+        spec, 0.0, 100.0, random.Random(3)
+    )
+
+
+def test_pareto_periods_are_reproducible_by_seed():
+    spec = {"app": "voip", "on_s": 1.0, "off_s": 1.35, "onoff_dist": "pareto", "pareto_shape": 1.5}
+    first = plan.on_periods(spec, 0.2, 120.0, random.Random("5/on-off/0"))
+    assert plan.on_periods(spec, 0.2, 120.0, random.Random("5/on-off/0")) == first
+    assert plan.on_periods(spec, 0.2, 120.0, random.Random("6/on-off/0")) != first
+    assert first[0][0] == 0.2 and first[-1][1] <= 120.0
+    exponential = plan.on_periods(
+        {**spec, "onoff_dist": "exponential"}, 0.2, 120.0, random.Random("5/on-off/0")
+    )
+    assert exponential != first
+
+
+def test_pareto_groups_reach_the_plan(demo_dir_voip):
+    """A scenario group's onoff_dist and pareto_shape shape its flows' periods."""
+    f = demo_dir_voip / "voip.yaml"
+    text = f.read_text()
+    pareto = [j.spec for j in sc.expand(sc.load(f), "quick", ["ns3"]) if j.seed == 1][0]["flows"]
+    f.write_text(text.replace("onoff_dist: pareto, pareto_shape: 1.5, ", ""))
+    exponential = [j.spec for j in sc.expand(sc.load(f), "quick", ["ns3"]) if j.seed == 1][0]["flows"]
+    assert pareto[0]["on_periods_ns"] != exponential[0]["on_periods_ns"]
+    assert pareto[0]["packets"] == plan.udp_packets(pareto[0]["on_periods_ns"], pareto[0]["interval_ns"])
+
+
+@pytest.fixture
+def demo_dir_voip(tmp_path: Path) -> Path:
+    d = tmp_path / "disciplines"
+    d.mkdir()
+    (d / "defaults.yaml").write_text((REPO / "scenarios/disciplines/defaults.yaml").read_text())
+    (d / "voip.yaml").write_text(
+        "extends: defaults.yaml\n"
+        "duration_s: 30\n"
+        "workload:\n"
+        "  flows: 2\n"
+        "  groups:\n"
+        "    voice: {count: 2, app: voip, onoff_dist: pareto, pareto_shape: 1.5, "
+        "pkt_bytes: 120, rate_bps: 96000}\n"
+        "series:\n"
+        "  tail: {kind: droptail, params: {limit_pkts: 100}}\n"
+    )
+    return d
 
 
 def test_udp_schedules_are_checked():

@@ -220,3 +220,62 @@ def test_schema_names_every_discipline_of_the_core():
     ).stdout.split()
     kinds = sc.schema()["$defs"]["discipline"]["properties"]["kind"]["enum"]
     assert sorted(kinds) == sorted(listed)
+
+
+VOIP_GROUP = "voice: {count: 1, app: voip, onoff_dist: pareto, pareto_shape: 1.5}"
+
+
+@pytest.mark.parametrize(
+    "group, expect",
+    [
+        (VOIP_GROUP.replace("pareto, ", "weibull, "), "workload.groups.voice.onoff_dist: expected one of"),
+        (VOIP_GROUP.replace("1.5", "1"), "workload.groups.voice.pareto_shape: expected a value > 1, got 1"),
+        (
+            VOIP_GROUP.replace("onoff_dist: pareto, ", ""),
+            "workload.groups.voice.pareto_shape: shapes Pareto on/off periods: needs onoff_dist: pareto",
+        ),
+        (
+            "voice: {count: 1, app: cbr, pkt_bytes: 120, rate_bps: 96000, onoff_dist: pareto}",
+            "workload.groups.voice.onoff_dist: not a field of app cbr",
+        ),
+        (
+            "voice: {count: 1, app: cbr, pkt_bytes: 120, rate_bps: 96000, pareto_shape: 2}",
+            "workload.groups.voice.pareto_shape: not a field of app cbr",
+        ),
+    ],
+)
+def test_pareto_on_off_mistakes_name_the_field(paper_dir, capsys, group, expect):
+    bad = write(
+        paper_dir / "voice.yaml",
+        f"extends: defaults.yaml\nworkload:\n  groups:\n    {group}\n",
+    )
+    assert main(["validate", str(bad)]) == 2
+    assert f"{bad}: {expect}" in capsys.readouterr().err
+
+
+def test_pareto_on_off_group_is_valid(paper_dir):
+    good = write(
+        paper_dir / "voice.yaml", f"extends: defaults.yaml\nworkload:\n  groups:\n    {VOIP_GROUP}\n"
+    )
+    assert sc.expand(sc.load(good), "test")
+
+
+def test_workload_flows_may_be_left_out_when_every_group_counts(paper_dir, capsys):
+    counted = (
+        "extends: defaults.yaml\nworkload:\n  flows: null\n  groups:\n"
+        "    noncongestive: {share: null, rounding: null, min_flows: null, count: 2}\n"
+        "    congestive: {share: null, count: 5}\n"
+        "sweep:\n  ftp: {path: workload.groups.congestive.count, values: [5, 7]}\n"
+    )
+    good = write(paper_dir / "counted.yaml", counted)
+    jobs = sc.expand(sc.load(good), "test")
+    assert {len(j.spec["flows"]) for j in jobs} == {7, 9}
+    # the share is inherited: the error names the file that set it
+    shared = write(
+        paper_dir / "shared.yaml", counted.replace("{share: null, count: 5}", "{}").split("sweep:")[0]
+    )
+    assert main(["validate", str(shared)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"{paper_dir / 'defaults.yaml'}: workload.groups.congestive.share: a share of workload.flows: "
+        "give workload.flows"
+    )

@@ -24,8 +24,8 @@
 # (nodes, flows or classes) is the caller's choice: the paper leaves it open
 # (fig16c `ambiguities`).
 #
-# Not yet in metric_registry (analysis/R/metrics.R): no scenario records the
-# per-node delays yet; the Scenario 2-4 work registers the per-run metric.
+# The per-run metric `asi` (analysis/R/metrics.R) applies it to the flows of
+# a UDP group (analysis/R/metric-voip.R: the queueing delays and the units).
 
 #' The ASI of one system.
 #'

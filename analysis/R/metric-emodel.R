@@ -49,9 +49,9 @@
 # G.107's 93.2 and a logarithmic loss impairment for G.711
 # (`r_factor_ncq_journal_eq22()`).
 #
-# Not yet in metric_registry (analysis/R/metrics.R): no scenario records
-# VoIP calls' mouth-to-ear delays yet; the Scenario 3 work registers the
-# per-run metrics that call these functions.
+# The per-run metrics voip_r_factor and voip_mos (analysis/R/metrics.R)
+# call these functions through analysis/R/metric-voip.R, which says how a
+# run's delays become the mouth-to-ear delay.
 
 #' R with every G.107 parameter at its default and no impairment (G.107
 #' §3.7; Cole & Rosenbluth round it to 94.2 in their fit, see above).

@@ -119,7 +119,9 @@ compare_paired <- function(df, treatment, baseline, by) {
 #' data does: per class (`class_goodput_bps`, `goodput_share`, and
 #' `share_ratio` with `share_ratio_max_dev` for series with a `weights_bytes`
 #' parameter) when flows have more than one class; per UDP group
-#' (`loss_ratio`, `delay_mean_s`, `delay_max_s`); per traced queue and band
+#' (`loss_ratio`, `delay_mean_s`, `delay_max_s`; `asi` on a dumbbell) and per
+#' group of VoIP calls (`voip_r_factor`, `voip_mos`); `avg_goodput_bps` per
+#' group of any application; per traced queue and band
 #' from a collected queues table (`mean_backlog_pkts`) and packets table
 #' (`sojourn_p99_s`, `sojourn_max_s`), both after `warmup_s`.
 #'
@@ -189,6 +191,14 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       }
     )
   }
+  voip_metrics <- NULL
+  if (any(flows$app == "voip")) {
+    voip_metrics <- longer(summarise_voip_quality(flows, by),
+                           c(voip_r_factor = "voip_r_factor", voip_mos = "voip_mos"), "group")
+  }
+  # the ASI needs each UDP group's delay without queueing (a dumbbell's)
+  base_delays <- if (any(flows$app %in% udp_apps)) udp_base_delays(results$scenario, flows)
+  asi_metrics <- if (!is.null(base_delays)) longer(summarise_udp_asi(flows, by, base_delays), c(asi = "asi"), "group")
   valid_only <- function(table) dplyr::anti_join(table, invalid, by = run_key_columns)
   queue_metrics <- NULL
   if (!is.null(results$queues)) {
@@ -218,8 +228,8 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     longer(summarise_fairness(flows, by), c(fairness_jain = "fairness_jain")),
     if (nrow(bulk) > 0) completion(NULL),
     purrr::map_dfr(sort(unique(bulk$group)), completion),
-    purrr::map_dfr(sort(unique(bulk$group)), group_goodput),
-    class_metrics, udp_metrics, queue_metrics, sojourn_metrics, drop_metrics, ps_metrics
+    purrr::map_dfr(sort(unique(flows$group)), group_goodput),
+    class_metrics, udp_metrics, voip_metrics, asi_metrics, queue_metrics, sojourn_metrics, drop_metrics, ps_metrics
   ) |>
     with_metric_keys() |>
     dplyr::relocate(dplyr::all_of(c("metric", metric_key_columns)), .before = "value")
