@@ -65,89 +65,33 @@ summarise_voip_quality <- function(flows, by) {
     )
 }
 
-#' One-way delay of a datagram through a dumbbell with no queue anywhere:
-#' the propagation delays of the source's access link, the bottleneck and
-#' the sink's access link, and the transmission of its IP bytes on each.
-#'
-#' @param pkt_bytes IP length of the datagram.
-#' @return Seconds.
-dumbbell_base_delay_s <- function(pkt_bytes, access_rate_bps, access_delay_s, bottleneck_rate_bps, bottleneck_delay_s) {
-  args <- list(pkt_bytes = pkt_bytes, access_rate_bps = access_rate_bps, access_delay_s = access_delay_s,
-               bottleneck_rate_bps = bottleneck_rate_bps, bottleneck_delay_s = bottleneck_delay_s)
-  for (name in names(args)) {
-    value <- args[[name]]
-    if (!is.numeric(value) || any(is.na(value)) || any(value < 0) ||
-        (grepl("rate", name) && any(value == 0))) {
-      stop(sprintf("dumbbell base delay: %s must be numeric, not NA, >= 0 (a rate > 0)", name))
-    }
-  }
-  2 * access_delay_s + bottleneck_delay_s + 8 * pkt_bytes * (2 / access_rate_bps + 1 / bottleneck_rate_bps)
-}
-
-#' Each UDP group's delay without queueing on a dumbbell scenario, from its
-#' (resolved) topology and the group's own access links; NULL when the
-#' topology is not a dumbbell or a sweep varies the topology or a group's
-#' access links (the base delay would differ between points).
-#'
-#' @param scenario The resolved scenario (`read_scenario_json()`).
-#' @param flows Per-flow table with `app`, `group`, `seg_bytes` (UDP: payload = IP length - 28).
-#' @return A table of `group`, `pkt_bytes`, `base_delay_s`, or NULL.
-udp_base_delays <- function(scenario, flows) {
-  topology <- scenario$topology
-  if (!identical(topology$kind, "dumbbell")) {
-    return(NULL)
-  }
-  paths <- purrr::map_chr(scenario$sweep %||% list(), "path")
-  if (any(grepl("^topology\\.|\\.access_(rate_bps|delay_s)$|\\.pkt_bytes$", paths))) {
-    return(NULL)
-  }
-  udp <- dplyr::distinct(dplyr::filter(flows, .data$app %in% udp_apps), .data$group, .data$seg_bytes)
-  group_field <- function(group, field) {
-    as.numeric(scenario$workload$groups[[group]][[field]] %||% topology[[field]])
-  }
-  dplyr::mutate(
-    udp,
-    pkt_bytes = .data$seg_bytes + udp_header_bytes,
-    base_delay_s = purrr::pmap_dbl(
-      list(.data$group, .data$pkt_bytes),
-      function(group, pkt_bytes) {
-        dumbbell_base_delay_s(pkt_bytes, group_field(group, "access_rate_bps"), group_field(group, "access_delay_s"),
-                              as.numeric(topology$bottleneck_rate_bps), as.numeric(topology$bottleneck_delay_s))
-      }
-    )
-  ) |>
-    dplyr::select("group", "pkt_bytes", "base_delay_s")
-}
-
-#' IPv4 + UDP headers: a UDP flow's seg_bytes is its IP length less these (docs/traces.md).
-udp_header_bytes <- 28
-
 #' The ASI of each UDP group of each run over its flows (the group's calls).
 #'
 #' Units are the group's flows that received a datagram: Delay_i a flow's
-#' mean queueing delay (its mean one-way delay less `base_delay_s`, at
-#' least 0), Data_i its bytes delivered, Delay_max the group's largest
-#' queueing delay (its largest one-way delay less `base_delay_s`);
+#' mean queueing delay (its mean one-way delay less its datagrams' latency
+#' without queueing, `dumbbell_latency_table()`, at least 0), Data_i its
+#' bytes delivered, Delay_max the group's largest queueing delay (its
+#' largest one-way delay less that latency);
 #' `application_satisfaction_index()`, per-term reading.
 #'
 #' @param flows Per-flow table with `app`, `group`, `seg_bytes`, `rx_packets`,
 #'   `bytes_delivered`, `delay_mean_s`, `delay_max_s`.
 #' @param by Columns naming a run.
-#' @param base_delays `udp_base_delays()`'s table (group, pkt_bytes, base_delay_s).
+#' @param latency `dumbbell_latency_table()`'s table (backend, group, seg_bytes, latency_s).
 #' @return `by`, `group`, `asi` (NA when no datagram queued: Delay_max 0).
-summarise_udp_asi <- function(flows, by, base_delays) {
+summarise_udp_asi <- function(flows, by, latency) {
   require_columns(flows, c(by, "app", "group", "seg_bytes", "rx_packets", "bytes_delivered",
                            "delay_mean_s", "delay_max_s"), "UDP ASI")
-  require_columns(base_delays, c("group", "pkt_bytes", "base_delay_s"), "UDP ASI base delays")
+  require_columns(latency, c("backend", "group", "seg_bytes", "latency_s"), "UDP ASI latencies")
   units <- flows |>
     dplyr::filter(.data$app %in% udp_apps, .data$rx_packets > 0) |>
-    dplyr::mutate(pkt_bytes = .data$seg_bytes + udp_header_bytes) |>
-    dplyr::inner_join(base_delays, by = c("group", "pkt_bytes")) |>
+    dplyr::inner_join(dplyr::select(latency, "backend", "group", "seg_bytes", "latency_s"),
+                      by = c("backend", "group", "seg_bytes")) |>
     dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "group")))) |>
     dplyr::mutate(
-      delay_s = pmax(.data$delay_mean_s - .data$base_delay_s, 0),
+      delay_s = pmax(.data$delay_mean_s - .data$latency_s, 0),
       data_bytes = .data$bytes_delivered,
-      delay_max_s = max(.data$delay_max_s - .data$base_delay_s, 0)
+      delay_max_s = max(.data$delay_max_s - .data$latency_s, 0)
     ) |>
     dplyr::ungroup()
   queued <- dplyr::filter(units, .data$delay_max_s > 0)

@@ -197,8 +197,8 @@ compute_run_metrics <- function(results, warmup_s = 0) {
                            c(voip_r_factor = "voip_r_factor", voip_mos = "voip_mos"), "group")
   }
   # the ASI needs each UDP group's delay without queueing (a dumbbell's)
-  base_delays <- if (any(flows$app %in% udp_apps)) udp_base_delays(results$scenario, flows)
-  asi_metrics <- if (!is.null(base_delays)) longer(summarise_udp_asi(flows, by, base_delays), c(asi = "asi"), "group")
+  latency <- if (any(flows$app %in% udp_apps) && !is.null(results$scenario)) dumbbell_latency_table(results$scenario, flows)
+  asi_metrics <- if (!is.null(latency)) longer(summarise_udp_asi(flows, by, latency), c(asi = "asi"), "group")
   valid_only <- function(table) dplyr::anti_join(table, invalid, by = run_key_columns)
   queue_metrics <- NULL
   if (!is.null(results$queues)) {

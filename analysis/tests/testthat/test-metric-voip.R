@@ -41,24 +41,8 @@ test_that("a group's R and MOS come from its calls' pooled delay and loss", {
   expect_equal(got$voip_mos, mos_from_r(got$voip_r_factor))
 })
 
-test_that("a dumbbell's delay without queueing is three propagation delays and three transmissions", {
-  # 120-byte datagrams: 2 * 1 ms + 10 ms + 960 bits * (2 / 10 Mb/s + 1 / 10 Mb/s) = 12 ms + 0.288 ms
-  expect_equal(dumbbell_base_delay_s(120, 1e7, 0.001, 1e7, 0.01), 0.012288)
-  expect_error(dumbbell_base_delay_s(120, 0, 0.001, 1e7, 0.01), "access_rate_bps")
-  dumbbell <- list(kind = "dumbbell", access_rate_bps = 1e7, access_delay_s = 0.001,
-                   bottleneck_rate_bps = 1e7, bottleneck_delay_s = 0.01)
-  flows <- make_flows(app = c("voip", "bulk"), group = c("voice", "data"), seg_bytes = c(92L, 1000L))
-  scenario <- list(topology = dumbbell, workload = list(groups = list(voice = list(access_delay_s = 0.005))))
-  # the group's own access links: 2 * 5 ms + 10 ms + 0.288 ms
-  expect_equal(udp_base_delays(scenario, flows),
-               tibble::tibble(group = "voice", pkt_bytes = 120, base_delay_s = 0.020288))
-  expect_null(udp_base_delays(list(topology = list(kind = "parking_lot")), flows))
-  swept <- c(scenario, list(sweep = list(rate = list(path = "topology.bottleneck_rate_bps", values = list(1e6)))))
-  expect_null(udp_base_delays(swept, flows))
-})
-
 test_that("the ASI of a group of calls compares each call's queueing delay with its share of the data", {
-  base <- tibble::tibble(group = "voice", pkt_bytes = 120, base_delay_s = 0.012288)
+  base <- tibble::tibble(backend = "ns3", group = "voice", seg_bytes = 92L, latency_s = 0.012288)
   flows <- make_flows(series = "s", seed = 1L, flow_id = 0:1, app = "voip", group = "voice", seg_bytes = 92L,
                       rx_packets = c(30, 10), bytes_delivered = c(3000, 1000),
                       delay_mean_s = 0.012288 + c(0.010, 0.020), delay_max_s = 0.012288 + c(0.040, 0.030))
