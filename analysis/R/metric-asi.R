@@ -24,8 +24,8 @@
 # (nodes, flows or classes) is the caller's choice: the paper leaves it open
 # (fig16c `ambiguities`).
 #
-# Not yet in metric_registry (analysis/R/metrics.R): no scenario records the
-# per-node delays yet; the Scenario 2-4 work registers the per-run metric.
+# In metric_registry as `asi` (analysis/R/metrics.R): the ASI of a UDP
+# group's flows, a node per flow (`summarise_group_asi()`, below).
 
 #' The ASI of one system.
 #'
@@ -88,4 +88,31 @@ summarise_application_satisfaction <- function(units, by, reading = c("per_term"
       },
       .groups = "drop"
     )
+}
+
+#' The ASI of each run's flows of one UDP group, a node per flow (the NCQ
+#' journal's "ASI of VoIP Application", Figs. 16(c) and 20(b)): Delay_i the
+#' flow's mean one-way delay (the trace's delay from send to receive: queueing
+#' plus the path's fixed propagation and transmission), Data_i its bytes
+#' delivered, Delay_max the largest one-way delay of any datagram of the group
+#' in the run; per-term reading. A flow that received nothing has no delay and
+#' no data: it is not an active node and is left out.
+#'
+#' @param flows Per-flow table with `group`, `rx_packets`, `bytes_delivered`,
+#'   `delay_mean_s`, `delay_max_s`.
+#' @param by Columns naming a run.
+#' @param group A UDP traffic group (e.g. "voip").
+#' @return `by`, `asi`; a run where no flow of the group received anything has no row.
+summarise_group_asi <- function(flows, by, group) {
+  require_columns(flows, c(by, "group", "rx_packets", "bytes_delivered", "delay_mean_s", "delay_max_s"), "ASI")
+  if (!is.character(group) || length(group) != 1 || is.na(group)) {
+    stop("ASI: `group` must be one traffic group name")
+  }
+  flows |>
+    dplyr::filter(.data$group == .env$group, !is.na(.data$rx_packets), .data$rx_packets > 0) |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
+    dplyr::mutate(delay_s = .data$delay_mean_s, data_bytes = .data$bytes_delivered,
+                  delay_max_s = max(.data$delay_max_s)) |>
+    dplyr::ungroup() |>
+    summarise_application_satisfaction(by)
 }
