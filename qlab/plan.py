@@ -67,22 +67,42 @@ class PlanError(Exception):
 # the workload: every random draw, from the seed
 
 
-def group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]:
-    """Each group's number of flows (web groups draw theirs). workload.flows
-    is the total the shares divide; without it every group gives a count,
-    and the total is their sum (a sweep can then vary one group's count)."""
+def drawn_count(spec: dict[str, Any], group: str, seed: int | None) -> int:
+    """A group's `count: {min, max}`: uniform on min..max, drawn from the
+    group's own stream "<seed>/count/<group>", so every series (and backend)
+    of a seed has the same applications and runs pair. Without a seed (the
+    size checks, before anything is drawn): max, the most it may draw."""
+    bounds = spec["count"]
+    if seed is None:
+        return int(bounds["max"])
+    return random.Random(f"{seed}/count/{group}").randint(int(bounds["min"]), int(bounds["max"]))
+
+
+def group_counts(workload: dict[str, Any], where: str, seed: int | None = None) -> list[tuple[str, int]]:
+    """The number of flows of each group: a share of workload.flows, a fixed
+    count (part of workload.flows), or a count drawn per seed (`count: {min,
+    max}`, drawn_count; not part of workload.flows, as web groups are not).
+    Without workload.flows every group gives a count, and the total is the
+    sum of the fixed ones (a sweep can then vary one group's count)."""
     total = workload.get("flows")
     if total is None:
         groups = workload["groups"].items()
         shared = [g for g, spec in groups if spec.get("app") != "web" and "count" not in spec]
         if shared:
             raise PlanError([f"{where}: workload.flows: needed to divide the shares of {', '.join(shared)}"])
-        total = sum(spec["count"] for spec in workload["groups"].values() if spec.get("app") != "web")
+        total = sum(
+            spec["count"]
+            for spec in workload["groups"].values()
+            if spec.get("app") != "web" and not isinstance(spec["count"], dict)
+        )
     counts: dict[str, int] = {}
+    drawn: dict[str, int] = {}
     for g, spec in workload["groups"].items():
         if spec.get("app") == "web":  # drawn in draw_flows, not part of workload.flows
             continue
-        if "count" in spec:
+        if isinstance(spec.get("count"), dict):
+            drawn[g] = drawn_count(spec, g, seed)
+        elif "count" in spec:
             counts[g] = spec["count"]
         elif spec["share"] != "rest":
             raw = spec["share"] * total
@@ -98,6 +118,7 @@ def group_counts(workload: dict[str, Any], where: str) -> list[tuple[str, int]]:
         raise PlanError(
             [f"{where}: workload.groups: group sizes {counts} do not add up to workload.flows = {total}"]
         )
+    counts.update(drawn)
     return [(g, counts[g]) for g in workload["groups"] if g in counts]
 
 
@@ -239,7 +260,7 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
     jitter = float(doc["workload"]["start_jitter_s"])
     poisson_rates = poisson_flow_rates(doc, where)
     flows = []
-    for group, n in group_counts(doc["workload"], where):
+    for group, n in group_counts(doc["workload"], where, seed):
         spec = doc["workload"]["groups"][group]
         app = spec.get("app", "bulk")
         for _ in range(n):
@@ -474,12 +495,23 @@ def build(
 ) -> dict[str, Any]:
     """The plan of one run (docs/jobs.md). `doc` is the resolved scenario at
     the point, `workload` what build_workload made for the seed."""
+    spec = doc["series"][series]
     try:
-        queue = series_queue(doc["series"][series])
+        queue = series_queue(spec)
     except core.ParamError as exc:
         raise PlanError([f"series.{series}.params: {exc}"]) from None
+    undeployed = None
+    if doc["topology"].get("undeployed") is not None:
+        try:
+            undeployed = series_queue(doc["topology"]["undeployed"])
+        except core.ParamError as exc:
+            raise PlanError([f"topology.undeployed.params: {exc}"]) from None
+    deployed_at = set(spec["routers"]) if "routers" in spec else None
     graph = workload["graph"]
-    links, traced = topology.with_queues(graph, queue, seed)
+    try:
+        links, traced = topology.with_queues(graph, queue, seed, deployed_at, undeployed)
+    except topology.TopologyError as exc:
+        raise PlanError([f"series.{series}.routers: {exc}"]) from None
     tcp = doc["tcp"]
     return {
         "schema": SCHEMA_ID,

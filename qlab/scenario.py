@@ -506,6 +506,22 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
             out.append((f"workload.groups.{g}", "expected exactly one of share or count"))
         elif "share" in spec and "flows" not in doc.get("workload", {}):
             out.append((f"workload.groups.{g}.share", "a share of workload.flows: give workload.flows"))
+        count = spec.get("count")
+        if isinstance(count, dict):
+            if count["min"] > count["max"]:
+                out.append(
+                    (
+                        f"workload.groups.{g}.count",
+                        f"expected min <= max, got min {count['min']} > max {count['max']}",
+                    )
+                )
+            if "packet_share" in spec:
+                out.append(
+                    (
+                        f"workload.groups.{g}.count",
+                        "a packet_share is split over a fixed number of flows: give count as an integer",
+                    )
+                )
         wrong = {
             "web": ("task_bytes", *UDP_FIELDS[:-1], *ONOFF_FIELDS),
             "bulk": (*UDP_FIELDS, *ONOFF_FIELDS, *WEB_FIELDS),
@@ -522,6 +538,29 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
                     "shapes Pareto on/off periods: needs onoff_dist: pareto",
                 )
             )
+    topo = doc.get("topology") or {}
+    deploying = [name for name, disc in (doc.get("series") or {}).items() if "routers" in disc]
+    for name in deploying:
+        if topo.get("kind") != "graph":
+            out.append(
+                (f"series.{name}.routers", "only a graph topology's series list the routers that deploy them")
+            )
+            continue
+        for i, router in enumerate(doc["series"][name]["routers"]):
+            if router not in topo.get("routers", []):
+                out.append(
+                    (
+                        f"series.{name}.routers.{i}",
+                        f"no router {router!r} (routers: {', '.join(topo.get('routers', []))})",
+                    )
+                )
+    if deploying and topo.get("kind") == "graph" and "undeployed" not in topo:
+        out.append(
+            (
+                "topology.undeployed",
+                f"series {', '.join(deploying)} list their routers: give the discipline the others run",
+            )
+        )
     trace = doc.get("trace") or {}
     if "packets" in trace.get("collect", []) and not trace.get("packets", False):
         out.append(("trace.collect", "collecting packets needs trace.packets: true"))
@@ -700,6 +739,9 @@ def estimate_packets(doc: dict[str, Any]) -> list[tuple[str, float]]:
                        (every on-period sends at least one datagram)
     poisson: flows x mean datagrams per second x active
     web:   min(max_flows, arrival_rate_per_s x active) x ceil(size_mean_bytes / seg_bytes)
+
+    flows: a group's count, or for a count drawn per seed (`count: {min,
+    max}`) its max, so the estimate bounds every draw.
     """
     from qlab import plan as plans
 

@@ -17,7 +17,9 @@ spread over N pairs, round robin).
 - ``graph``: routers and router links as given, each end's queue
   ``series`` (the series' discipline), ``lossless`` (the default) or a
   discipline of its own (``{kind, params}``); every group names ``from`` and
-  ``to``.
+  ``to``. A series may deploy its discipline at some ``routers`` only: the
+  ``series`` ends of the other routers run the topology's ``undeployed``
+  discipline (incremental deployment).
 
 Addresses: router k (in order) is 10.(k+1).255.254 with prefix
 10.(k+1).0.0/16; its j-th host 10.(k+1).(j // 250).(j % 250 + 1). Routes:
@@ -220,17 +222,35 @@ def queue_seed(seed: int, n: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}/queue/{n}".encode()).digest()[:7], "big")
 
 
-def with_queues(g: Graph, series_queue: dict[str, Any], seed: int) -> tuple[list[dict[str, Any]], list[str]]:
+def with_queues(
+    g: Graph,
+    series_queue: dict[str, Any],
+    seed: int,
+    deployed_at: set[str] | None = None,
+    undeployed: dict[str, Any] | None = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The links with the series' queue in every SERIES place (and a seed in
-    every core discipline's queue), and the ids of those queues (traced)."""
+    every core discipline's queue), and the ids of those queues (traced).
+
+    deployed_at: the routers that deploy the series' discipline (a graph
+    series' `routers`; None: every router); a SERIES place at another
+    router gets `undeployed` (the topology's) instead, and is not traced."""
     links, traced = [], []
     n = 0
     for link in g.links:
         queues = {}
         for node, q in link["queues"].items():
             if q is SERIES:
-                q = dict(series_queue)
-                traced.append(f"{link['id']}:{node}")
+                if deployed_at is None or node in deployed_at:
+                    q = dict(series_queue)
+                    traced.append(f"{link['id']}:{node}")
+                else:
+                    if undeployed is None:
+                        raise TopologyError(
+                            "topology.undeployed: a series that lists its routers needs the discipline "
+                            f"the others run (router {node} does not deploy it)"
+                        )
+                    q = dict(undeployed)
             if q["kind"] not in ("lossless", "ns3-fifo") and "seed" not in q:
                 q = {**q, "seed": queue_seed(seed, n)}
                 n += 1

@@ -209,7 +209,23 @@ series_kinds <- function(scenario) {
 item_diagram <- function(ctx, item) {
   graph <- ctx$graphs[[item$scenario]]
   if (is.null(graph)) return(NULL)
-  topology_diagram(graph$plan, series_kinds(ctx$scenarios[[item$scenario]]))
+  scenario <- ctx$scenarios[[item$scenario]]
+  topology_diagram(graph$plan, series_kinds(scenario), purrr::map(scenario$series %||% list(), "routers"),
+                   scenario$topology$undeployed$kind)
+}
+
+#' Each series and its discipline, "ncq0: droptail", and where a series
+#' deploys at some routers only, which: "ncq3: ncq at r1, r2, r3 (droptail
+#' elsewhere)".
+describe_series <- function(scenario) {
+  kinds <- series_kinds(scenario)
+  purrr::imap_chr(kinds, function(kind, name) {
+    routers <- scenario$series[[name]]$routers
+    if (is.null(routers)) return(sprintf("%s: %s", name, kind))
+    sprintf("%s: %s at %s (%s elsewhere)", name, kind,
+            if (length(routers) == 0) "no router" else paste(unlist(routers), collapse = ", "),
+            scenario$topology$undeployed$kind %||% "?")
+  }) |> paste(collapse = ", ")
 }
 
 #' The plot of a spec item, from its summary table (or its run's graph, for the diagram).
@@ -234,6 +250,8 @@ plot_item <- function(ctx, id) {
       plot_theory_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1, item_metric_labels(item))
     },
     paired_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
+    improvement_frequency = plot_improvement_frequency(table, item$x_label, item$y_label,
+                                                       frequency_bins(unlist(item$bins))$label),
     metric_by_series = plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, item_metric_labels(item),
                                              item_reference(ctx, item))
   )
@@ -305,14 +323,13 @@ item_caption <- function(ctx, id) {
   item <- paper_item(ctx, id)
   if (item$kind == "diagram") {
     plan <- ctx$graphs[[item$scenario]]$plan
-    kinds <- series_kinds(ctx$scenarios[[item$scenario]])
     point <- if (length(plan$point_values) > 0) paste0(", ", describe_point(plan$point_values)) else ""
     return(sprintf(paste(
       "%s (paper): \u201c%s\u201d. qlab: drawn from the graph of one run of scenario %s (graph.json: backend %s,",
       "series %s%s, seed %s). Each diamond is a discipline, on the link it sends into; filled: a queue the runs",
       "trace, which runs each series' discipline (%s). Hosts are summarised per traffic group."),
       item$label, item$caption, item$scenario, plan$backend, plan$series, point, plan$seed,
-      paste(names(kinds), unlist(kinds), sep = ": ", collapse = ", ")))
+      describe_series(ctx$scenarios[[item$scenario]])))
   }
   table <- ctx$figures[[item_file(item)]]
   if (item$kind %in% kinds_without_runs) {
@@ -465,6 +482,20 @@ print_backend_ratios <- function(ctx, item) {
   print_html(html_table(table, caption = sprintf("%s per metric, series and %s (paired by seed)", column, item$x)))
 }
 
+#' The frequency table of an improvement_frequency item, as the paper's
+#' frequency tables: runs and share per interval of the per-run change.
+print_frequency_table <- function(ctx, item) {
+  table <- ctx$figures[[item_file(item)]]
+  if (nrow(table) == 0) return(invisible())
+  labels <- frequency_bins(unlist(item$bins))$label
+  rows <- dplyr::transmute(table, series = .data$series, `change vs baseline` = labels[.data$x],
+                           `share of runs` = sprintf("%.0f%% (95%% CI %.0f%% to %.0f%%)", .data$mean, .data$ci_lo,
+                                                     .data$ci_hi),
+                           runs = sprintf("%d of %d", as.integer(round(.data$mean * .data$n / 100)), .data$n))
+  print_html(html_table(rows, caption = sprintf("Frequency table: per-run change of %s, %s against %s (paired by seed)",
+                                                item_metric_labels(item)[[1]], item$treatment, item$baseline)))
+}
+
 #' Parameters, assumptions and claims of an item, in that order. With
 #' `shown_at`, an item above on the page (of the same scenario) that showed
 #' the parameters and scenario-wide assumptions: point to it instead.
@@ -477,6 +508,7 @@ print_item_details <- function(ctx, id, shown_at = NULL) {
     return(invisible())
   }
   if (identical(item$kind, "backend_ratio_vs_x")) print_backend_ratios(ctx, item)
+  if (identical(item$kind, "improvement_frequency")) print_frequency_table(ctx, item)
   if (!is.null(shown_at)) {
     cat("\n**Parameters and assumptions**: as for [", paper_item(ctx, shown_at)$label, "](#", item_anchor(shown_at),
         ") above (scenario ", item$scenario, ").\n\n", sep = "")

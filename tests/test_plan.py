@@ -7,6 +7,7 @@ import copy
 import json
 import os
 import random
+import re
 import stat
 import statistics
 import subprocess
@@ -384,6 +385,124 @@ def test_graph_topology_with_a_discipline_of_its_own(demo_dir):
     )
     with pytest.raises(sc.ScenarioError, match="nowhere"):
         first_plan(f)
+
+
+DEPLOY = """\
+paper: demo
+duration_s: 10
+tcp: {variant: NewReno}
+topology:
+  kind: graph
+  access_rate_bps: 100000000
+  access_delay_s: 0.001
+  routers: [a, b, c]
+  undeployed: {kind: droptail, params: {limit_pkts: 50}}
+  links:
+    - {a: a, b: b, rate_bps: 10000000, delay_s: 0.005, queue_a: series, queue_b: series}
+    - {a: b, b: c, rate_bps: 10000000, delay_s: 0.005, queue_a: series, queue_b: series}
+workload:
+  flows: 2
+  groups:
+    ftp: {count: {min: 1, max: 50}, from: a, to: c, seg_bytes: 1000, task_bytes: 100000}
+    calls: {count: {min: 1, max: 10}, app: voip, from: a, to: c}
+    fixed: {count: 2, from: b, to: c, seg_bytes: 1000, task_bytes: 100000}
+series:
+  none: {kind: droptail, params: {limit_pkts: 50}}
+  first: {kind: ncq, routers: [a]}
+  both: {kind: ncq, routers: [a, b]}
+seeds: 12
+"""
+
+
+def test_counts_drawn_per_seed_are_reproducible_and_the_same_in_every_series(demo_dir):
+    f = demo_dir / "deploy.yaml"
+    f.write_text(DEPLOY)
+    jobs = sc.expand(sc.load(f), "quick", ["ns3"])
+    by_run = {(j.series, j.seed): collections_counter(j.spec) for j in jobs}
+    for seed in range(1, 13):
+        first = by_run[("none", seed)]
+        # every series of a seed runs the same applications: runs pair
+        assert by_run[("first", seed)] == first == by_run[("both", seed)]
+        assert 1 <= first["ftp"] <= 50 and 1 <= first["calls"] <= 10 and first["fixed"] == 2
+        # drawn from the group's own stream "<seed>/count/<group>"
+        assert first["ftp"] == random.Random(f"{seed}/count/ftp").randint(1, 50)
+        assert first["calls"] == random.Random(f"{seed}/count/calls").randint(1, 10)
+    assert len({by_run[("none", s)]["ftp"] for s in range(1, 13)}) > 3  # they do vary
+    # reproducible: expanding again draws the same
+    again = sc.expand(sc.load(f), "quick", ["ns3"])
+    assert [j.spec for j in again] == [j.spec for j in jobs]
+    # the size checks bound every draw by the max
+    doc = sc.resolve(sc.load(f), "quick")
+    assert dict(plan.group_counts(doc["workload"], "w")) == {"ftp": 50, "calls": 10, "fixed": 2}
+    assert dict(sc.estimate_packets(doc))["ftp"] == 50 * 100
+
+
+def collections_counter(p: dict) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for fl in p["flows"]:
+        out[fl["group"]] = out.get(fl["group"], 0) + 1
+    return out
+
+
+def test_a_series_deploys_its_discipline_at_its_routers_only(demo_dir):
+    f = demo_dir / "deploy.yaml"
+    f.write_text(DEPLOY)
+    jobs = {j.series: j.spec for j in sc.expand(sc.load(f), "quick", ["ns3"]) if j.seed == 1}
+    kinds = {
+        s: {
+            (lk["id"], n): q["kind"]
+            for lk in p["links"]
+            for n, q in lk["queues"].items()
+            if lk["id"] in ("a-b", "b-c")
+        }
+        for s, p in jobs.items()
+    }
+    assert set(kinds["none"].values()) == {"droptail"}
+    assert kinds["first"] == {
+        ("a-b", "a"): "ncq",
+        ("a-b", "b"): "droptail",
+        ("b-c", "b"): "droptail",
+        ("b-c", "c"): "droptail",
+    }
+    assert kinds["both"] == {
+        ("a-b", "a"): "ncq",
+        ("a-b", "b"): "ncq",
+        ("b-c", "b"): "ncq",
+        ("b-c", "c"): "droptail",
+    }
+    # only the queues running the series' discipline are traced; undeployed ones are typed and seeded
+    assert jobs["first"]["trace"]["queues"] == ["a-b:a"]
+    undeployed = link(jobs["first"], "a-b")["queues"]["b"]
+    assert undeployed["params"] == {"limit_pkts": 50} and "seed" in undeployed
+    for p in jobs.values():
+        assert plan.check(p) == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda s: s.replace("{min: 1, max: 10}", "{min: 10, max: 1}"),
+            "groups.calls.count: expected min <= max",
+        ),
+        (lambda s: s.replace("{min: 1, max: 10}", "{min: 1}"), "groups.calls.count"),
+        (lambda s: s.replace("{min: 1, max: 10}", "{min: 1, max: 10, mean: 5}"), "groups.calls.count"),
+        (lambda s: s.replace("routers: [a]}", "routers: [z]}"), "series.first.routers.0: no router 'z'"),
+        (
+            lambda s: s.replace("  undeployed: {kind: droptail, params: {limit_pkts: 50}}\n", ""),
+            "topology.undeployed",
+        ),
+        (
+            lambda s: s.replace("{kind: ncq, routers: [a]}", "{kind: ncq, routers: [a], rate: 1}"),
+            "series.first",
+        ),
+    ],
+)
+def test_counts_and_deployment_errors_name_the_field(demo_dir, edit, message):
+    f = demo_dir / "deploy.yaml"
+    f.write_text(edit(DEPLOY))
+    with pytest.raises(sc.ScenarioError, match=re.escape(message)):
+        sc.check_resolved(sc.load(f), "quick")
 
 
 def test_mininet_refuses_what_it_cannot_emulate(dumbbell):

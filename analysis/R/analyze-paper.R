@@ -24,7 +24,7 @@ selector_columns <- function() {
 # model table computed from analysis/R by a function of `analytic_tables()`
 # beside the paper's printed rows.
 figure_kinds <- c("metric_vs_x", "tasks_over_time", "paired_ratio_vs_x", "metric_by_series", "backend_ratio_vs_x",
-                  "tcp_worst_flow", "model_vs_x", "theory_vs_x")
+                  "tcp_worst_flow", "model_vs_x", "theory_vs_x", "improvement_frequency")
 table_kinds <- c("table_notation", "table_model")
 item_kinds <- c("listing", "diagram", table_kinds, figure_kinds)
 # Figure kinds drawn from something other than the per-run metrics (metrics.R).
@@ -40,6 +40,7 @@ item_kind_fields <- list(
   tasks_over_time = c("scenario", "at", "x_label", "y_label"),
   paired_ratio_vs_x = c("scenario", "baseline", "metrics", "x", "x_label", "y_label"),
   metric_by_series = c("scenario", "metrics", "y_label"),
+  improvement_frequency = c("scenario", "metric", "treatment", "baseline", "bins", "x_label", "y_label"),
   backend_ratio_vs_x = c("scenario", "numerator", "denominator", "metrics", "x", "x_label", "y_label"),
   tcp_worst_flow = c("scenario", "at", "x_label"),
   model_vs_x = c("model", "x_label", "y_label"),
@@ -106,6 +107,7 @@ check_item <- function(item, where) {
     stop(sprintf("%s: model must be one of %s (found %s)", where, paste(names(analytic_models()), collapse = ", "), item$model))
   }
   if (item$kind == "table_notation") check_notation_rows(item$notation, where)
+  if (item$kind == "improvement_frequency") frequency_bins(unlist(item$bins))
   if (item$kind == "table_model") {
     if (!item$table %in% names(analytic_tables())) {
       stop(sprintf("%s: table must be one of %s (found %s)", where, paste(names(analytic_tables()), collapse = ", "), item$table))
@@ -363,6 +365,7 @@ summarise_figure <- function(item, scenario_data) {
     tasks_over_time = summarise_tasks_over_time(item, scenario_data),
     paired_ratio_vs_x = summarise_paired_ratio_vs_x(item, scenario_data),
     metric_by_series = summarise_metric_by_series(item, scenario_data),
+    improvement_frequency = summarise_improvement_frequency(item, scenario_data),
     tcp_worst_flow = summarise_tcp_worst_flow(item, scenario_data),
     theory_vs_x = summarise_theory_vs_x(item, scenario_data),
     stop(sprintf("figure %s: kind `%s` must be one of %s", item$id, item$kind,
@@ -525,6 +528,32 @@ summarise_metric_by_series <- function(item, scenario_data) {
   runs |>
     summarise_over_seeds(c("backend", "series", selector_columns())) |>
     dplyr::mutate(x = as.numeric(.data$selector), x_variable = "metric")
+}
+
+#' A frequency table of the per-run change of a metric, treatment against
+#' baseline paired by seed (the NCQ journal's Scenario 4: "the percentage of
+#' performance improvement/decrease of each measure, using as a reference
+#' point the experimental results of a scenario using DropTail"): `x` is the
+#' interval's number in `frequency_bins(item$bins)`, `mean` the share of the
+#' runs in it (percent), `ci_lo`/`ci_hi` its exact 95% interval, `n` the
+#' paired runs. One sweep point.
+summarise_improvement_frequency <- function(item, scenario_data) {
+  runs <- select_item_metrics(item, scenario_data$metrics)
+  for (variable in scenario_data$sweep_vars) {
+    if (length(unique(runs[[variable]])) > 1) {
+      stop(sprintf("figure %s: improvement_frequency needs one sweep point, %s has several values of %s",
+                   item$id, item$scenario, variable))
+    }
+  }
+  by <- c("backend", selector_columns())
+  changes <- paired_change_pct(runs, item$treatment, item$baseline, by)
+  changes |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
+    dplyr::group_modify(function(cell, key) frequency_table(cell$change_pct, unlist(item$bins))) |>
+    dplyr::ungroup() |>
+    dplyr::transmute(dplyr::across(dplyr::all_of(by)), series = item$treatment, x = as.numeric(.data$bin),
+                     n = .data$n, mean = .data$share_pct, sd = NA_real_, ci_lo = .data$ci_lo, ci_hi = .data$ci_hi,
+                     n_censored = NA_integer_, x_variable = "change_pct_bin", method = method_frequency)
 }
 
 #' The warm-up of a scenario's queue and packet metrics: the paper spec's

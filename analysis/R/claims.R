@@ -17,8 +17,11 @@
 #   difference_at  paired difference treatment − baseline at one point vs `expected` (a magnitude)
 #   direction      treatment `relation` (< or >) baseline (or each of several baselines), at every point
 #   no_worse       non-inferiority: treatment not worse than baseline by more than `tolerance` (relative)
-#   equivalent     equivalence by two one-sided tests (TOST): the paired ratio within 1 ± `margin`,
-#                  or one series' mean within `value` × (1 ± `margin`)
+#   equivalent     equivalence by two one-sided tests (TOST): the paired ratio within 1 ± `margin`
+#                  (of one treatment, or of each of several), or one series' mean within `value` × (1 ± `margin`)
+#   share_of_runs  the share of paired runs whose change 100·(treatment/baseline − 1) % lies in
+#                  (`above`, `at_most`] vs the paper's share `expected` (%), ± `tolerance_pp`
+#                  (a frequency-table claim; judged at `min_runs` paired runs or more, default 10)
 #   at_least       the mean of the metric ≥ `threshold` for the given series at every point
 #   at_most        the same with ≤; `over: every_run` judges each run (a bound, no statistics)
 #   trend          metric `decreasing`/`increasing` in the sweep variable, per series
@@ -36,7 +39,7 @@
 
 verdicts <- c("reproduced", "partly", "inconclusive", "not reproduced", "qualitative", "not comparable")
 
-comparison_kinds <- c("ratio_at", "difference_at", "direction", "no_worse", "equivalent",
+comparison_kinds <- c("ratio_at", "difference_at", "direction", "no_worse", "equivalent", "share_of_runs",
                       "at_least", "at_most", "trend", "theory", "model_value", "qualitative", "not_comparable")
 # Kinds tested on a paper's analytic model, not on runs (no metric, no scenario).
 model_comparison_kinds <- "model_value"
@@ -72,11 +75,17 @@ verdict_rules <- function() {
     "shown at no point, worse than the margin at none",
     "worse than the margin at one point or more",
     "equivalent",
-    sprintf("Equivalence by two one-sided tests (TOST): at each point the per-seed ratio treatment/baseline (or one series' values against `value`) lies within 1 ± margin (value × (1 ± margin)); the TOST p-value is the larger of the two one-sided ones. Outside: the one-sided test beyond the nearer bound, Bonferroni ×2. Holm across the points, p < %s.", a),
+    sprintf("Equivalence by two one-sided tests (TOST): at each point (and for each treatment, when several) the per-seed ratio treatment/baseline (or one series' values against `value`) lies within 1 ± margin (value × (1 ± margin)); the TOST p-value is the larger of the two one-sided ones. Outside: the one-sided test beyond the nearer bound, Bonferroni ×2. Holm across the points and treatments, p < %s.", a),
     "equivalent at every point",
     "equivalent at some points, outside at none",
     "equivalent at no point, outside at none",
     "outside the margin at one point or more",
+    "share_of_runs",
+    "A frequency-table claim (“more than 100% improvement for the 38% of the runs”): the runs of treatment and baseline paired by seed, each pair's change 100·(treatment/baseline − 1) %, the share of the pairs whose change lies in the claim's interval (above, at_most], with its exact (Clopper–Pearson) 95% interval; compared with the paper's share ± tolerance (percentage points, stated in the claim). No verdict but inconclusive below min_runs pairs (default 10).",
+    "our share within the paper's ± tolerance (and at least min_runs pairs)",
+    "—",
+    "our share outside the band but its 95% interval reaches it, or fewer than min_runs pairs",
+    "the 95% interval of our share misses the paper's share ± tolerance",
     "at_least / at_most",
     sprintf("At each series × point cell, a one-sided t-test of the per-seed values against the threshold; Holm across the cells, p < %s. With `over: every_run` (a bound): every run's value is compared, no statistics.", a),
     "shown in every cell (every run within the bound)",
@@ -151,6 +160,7 @@ check_claim <- function(claim, where) {
     direction = c("treatment", "baseline", "relation"),
     no_worse = c("treatment", "baseline", "tolerance", "better"),
     equivalent = if (is.null(claim$comparison$value)) c("treatment", "baseline", "margin") else c("series", "value", "margin"),
+    share_of_runs = c("treatment", "baseline", "above", "expected", "tolerance_pp"),
     at_least = , at_most = c("series", "threshold"),
     trend = c("series", "relation", "x"),
     model_value = c("model", "series"),
@@ -315,6 +325,7 @@ evaluate_claim <- function(claim, metrics_by_scenario,
     direction = evaluate_direction,
     no_worse = evaluate_no_worse,
     equivalent = evaluate_equivalent,
+    share_of_runs = evaluate_share_of_runs,
     at_least = evaluate_threshold,
     at_most = evaluate_threshold,
     trend = evaluate_trend
@@ -588,8 +599,17 @@ evaluate_equivalent <- function(claim, metrics, sweep_vars, sweep) {
     by <- c("series", sweep_vars)
     centre <- comparison$value
   } else {
-    values <- paired_effects(metrics, comparison$treatment, comparison$baseline, sweep_vars, "ratio")
-    by <- sweep_vars
+    # one treatment, or several against the one baseline (a family); those
+    # a profile does not run are left out, and named
+    treatments <- intersect(unlist(comparison$treatment), unique(metrics$series))
+    if (length(treatments) == 0) {
+      return(claim_outcome("not comparable", "—", sprintf("No runs of %s.", paste(unlist(comparison$treatment), collapse = ", "))))
+    }
+    values <- purrr::map_dfr(treatments, function(treatment) {
+      paired_effects(metrics, treatment, comparison$baseline, sweep_vars, "ratio") |>
+        dplyr::mutate(treatment_series = .env$treatment)
+    })
+    by <- c(sweep_vars, if (length(treatments) > 1) "treatment_series")
     centre <- 1
   }
   lower <- centre * (1 - margin)
@@ -611,11 +631,13 @@ evaluate_equivalent <- function(claim, metrics, sweep_vars, sweep) {
   what <- if (against_value) {
     sprintf("%s of %s", claim$metric_id, paste(unlist(comparison$series), collapse = ", "))
   } else {
-    sprintf("ratio %s/%s", comparison$treatment, comparison$baseline)
+    untested <- setdiff(unlist(comparison$treatment), treatments)
+    sprintf("ratio %s/%s%s", paste(treatments, collapse = ", "), comparison$baseline,
+            if (length(untested) > 0) sprintf(" (%s not run)", paste(untested, collapse = ", ")) else "")
   }
   ours <- sprintf("%s within [%s, %s] (TOST) at %d/%d %s, outside at %d; mean %s to %s (95%% CI from %s to %s)",
                   what, format(signif(lower, 3)), format(signif(upper, 3)), sum(cells$holds), nrow(cells),
-                  if (against_value) "cells" else "points", sum(cells$against),
+                  if (against_value || length(treatments) > 1) "cells" else "points", sum(cells$against),
                   formatC(min(cells$mean), digits = 3, format = "fg"), formatC(max(cells$mean), digits = 3, format = "fg"),
                   formatC(min(cells$ci_lo), digits = 3, format = "fg"), formatC(max(cells$ci_hi), digits = 3, format = "fg"))
   method <- sprintf(paste(
@@ -625,6 +647,48 @@ evaluate_equivalent <- function(claim, metrics, sweep_vars, sweep) {
     what, describe_point(comparison$at), 100 * margin,
     if (against_value) sprintf(" around %s", format(comparison$value)) else ", on the per-seed paired ratios",
     family_method(nrow(cells)))
+  claim_outcome(verdict, ours, method)
+}
+
+# share_of_runs: the share of the paired runs whose percent change lies in
+# (above, at_most], against the paper's share ± tolerance_pp. See verdict_rules().
+evaluate_share_of_runs <- function(claim, metrics, sweep_vars, sweep) {
+  comparison <- claim$comparison
+  above <- comparison$above
+  at_most <- comparison$at_most %||% Inf
+  if (!is.numeric(above) || !is.numeric(at_most) || above >= at_most) {
+    stop(sprintf("claim %s: share_of_runs needs numbers above < at_most (percent changes)", claim$id))
+  }
+  min_runs <- comparison$min_runs %||% 10
+  changes <- paired_change_pct(metrics, comparison$treatment, comparison$baseline, sweep_vars)
+  changes <- changes[!is.na(changes$change_pct), ]
+  n <- nrow(changes)
+  if (n == 0) {
+    return(claim_outcome("not comparable", "—", sprintf("No run of %s pairs with one of %s.", comparison$treatment,
+                                                         comparison$baseline)))
+  }
+  k <- sum(changes$change_pct > above & changes$change_pct <= at_most)
+  share <- 100 * k / n
+  ci <- clopper_pearson_pct(k, n)
+  band <- comparison$expected + c(-1, 1) * comparison$tolerance_pp
+  interval <- if (is.infinite(at_most)) sprintf("> %g%%", above) else sprintf("in (%g%%, %g%%]", above, at_most)
+  verdict <- if (n >= min_runs && abs(share - comparison$expected) <= comparison$tolerance_pp) {
+    "reproduced"
+  } else if (n >= min_runs && (ci$hi < band[[1]] || ci$lo > band[[2]])) {
+    "not reproduced"
+  } else {
+    "inconclusive"
+  }
+  ours <- sprintf("change of %s %s/%s %s in %d of %d paired runs: %.0f%% (95%% CI %.0f%% to %.0f%%); paper %g%%; median change %+.1f%%",
+                  claim$metric_id, comparison$treatment, comparison$baseline, interval, k, n, share, ci$lo, ci$hi,
+                  comparison$expected, stats::median(changes$change_pct))
+  method <- sprintf(paste(
+    "Runs of %s and %s paired by seed (the same applications); per pair the change 100·(%s/%s − 1) %% of %s;",
+    "the share of pairs %s with its exact (Clopper–Pearson) 95%% interval. Reproduced if the share is within",
+    "%g percentage points of the paper's %g%%; not reproduced if the interval misses that band; else (or below %d",
+    "pairs) inconclusive."),
+    comparison$treatment, comparison$baseline, comparison$treatment, comparison$baseline, claim$metric_id, interval,
+    comparison$tolerance_pp, comparison$expected, min_runs)
   claim_outcome(verdict, ours, method)
 }
 

@@ -134,6 +134,25 @@ plot_metric_by_series <- function(summary, y_label, y_scale = 1, labels = NULL, 
   plot
 }
 
+#' A frequency table of per-run changes (summarise_improvement_frequency):
+#' one bar per interval, the share of the runs in it, 95% Clopper–Pearson
+#' error bars; one colour per treatment series.
+#'
+#' @param bin_labels The intervals' labels, by number (`frequency_bins()$label`).
+plot_improvement_frequency <- function(summary, x_label, y_label, bin_labels) {
+  require_columns(summary, c("series", "x", "mean", "ci_lo", "ci_hi"), "plot improvement frequency")
+  summary$interval <- factor(bin_labels[summary$x], levels = bin_labels)
+  dodge <- ggplot2::position_dodge(width = 0.8)
+  ggplot2::ggplot(summary, ggplot2::aes(x = .data$interval, y = .data$mean, fill = .data$series)) +
+    ggplot2::geom_col(position = dodge, width = 0.75) +
+    ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$ci_lo, ymax = .data$ci_hi), position = dodge, width = 0.25) +
+    ggplot2::scale_fill_manual(values = series_palette(summary$series)) +
+    ggplot2::scale_x_discrete(drop = FALSE) +
+    ggplot2::labs(x = x_label, y = y_label, fill = "Series") +
+    ggplot2::theme_bw() +
+    ggplot2::theme(legend.position = "bottom")
+}
+
 #' Format a rate in bit/s as text ("10 Mb/s").
 format_rate <- function(rate_bps) {
   if (is.null(rate_bps) || is.na(rate_bps)) return("rate ?")
@@ -168,7 +187,13 @@ figure_caption <- function(summary, label, caption, from_paper = TRUE) {
   n_range <- if (all(is.na(summary$n))) c(NA, NA) else range(summary$n, na.rm = TRUE)
   n_text <- if (is.na(n_range[1])) "exact values" else if (n_range[1] == n_range[2]) sprintf("n = %d", n_range[1]) else sprintf("n = %d to %d", n_range[1], n_range[2])
   method <- unique(summary$method)
-  intervals <- if (all(is.na(summary$ci_lo))) "" else "; error bars/ribbons are 95% t-intervals"
+  intervals <- if (all(is.na(summary$ci_lo))) {
+    ""
+  } else if (all(summary$method == method_frequency)) {
+    "; error bars are 95% Clopper–Pearson intervals of the shares"
+  } else {
+    "; error bars/ribbons are 95% t-intervals"
+  }
   text <- sprintf("%s %s; %s%s.", lead, paste(method, collapse = "; "), n_text, intervals)
   censored <- sum(summary$n_censored, na.rm = TRUE)
   if (censored > 0) {

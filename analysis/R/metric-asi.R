@@ -25,7 +25,10 @@
 # (fig16c `ambiguities`).
 #
 # The per-run metric `asi` (analysis/R/metrics.R) applies it to the flows of
-# a UDP group (analysis/R/metric-voip.R: the queueing delays and the units).
+# a UDP group with their queueing delays on a dumbbell (analysis/R/
+# metric-voip.R); `asi_oneway` to a voip group's calls with their one-way
+# delays, on any topology (`summarise_group_asi()`, below; the NCQ journal's
+# Scenario 4, a graph, has no latency without queueing to subtract).
 
 #' The ASI of one system.
 #'
@@ -88,4 +91,31 @@ summarise_application_satisfaction <- function(units, by, reading = c("per_term"
       },
       .groups = "drop"
     )
+}
+
+#' The ASI of each run's flows of one UDP group, a node per flow (the NCQ
+#' journal's "ASI of VoIP Application", Figs. 16(c) and 20(b)): Delay_i the
+#' flow's mean one-way delay (the trace's delay from send to receive: queueing
+#' plus the path's fixed propagation and transmission), Data_i its bytes
+#' delivered, Delay_max the largest one-way delay of any datagram of the group
+#' in the run; per-term reading. A flow that received nothing has no delay and
+#' no data: it is not an active node and is left out.
+#'
+#' @param flows Per-flow table with `group`, `rx_packets`, `bytes_delivered`,
+#'   `delay_mean_s`, `delay_max_s`.
+#' @param by Columns naming a run.
+#' @param group A UDP traffic group (e.g. "voip").
+#' @return `by`, `asi`; a run where no flow of the group received anything has no row.
+summarise_group_asi <- function(flows, by, group) {
+  require_columns(flows, c(by, "group", "rx_packets", "bytes_delivered", "delay_mean_s", "delay_max_s"), "ASI")
+  if (!is.character(group) || length(group) != 1 || is.na(group)) {
+    stop("ASI: `group` must be one traffic group name")
+  }
+  flows |>
+    dplyr::filter(.data$group == .env$group, !is.na(.data$rx_packets), .data$rx_packets > 0) |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
+    dplyr::mutate(delay_s = .data$delay_mean_s, data_bytes = .data$bytes_delivered,
+                  delay_max_s = max(.data$delay_max_s)) |>
+    dplyr::ungroup() |>
+    summarise_application_satisfaction(by)
 }

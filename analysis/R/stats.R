@@ -190,6 +190,16 @@ compute_run_metrics <- function(results, warmup_s = 0) {
         longer(summarise_bottleneck_wait(flows, by, results$scenario), c(wait_mean_s = "wait_mean_s"), "group")
       }
     )
+    # the calls of each VoIP group on any topology: the paper's eq. (22) R
+    # and the ASI over their one-way delays
+    voip_groups <- sort(unique(flows$group[flows$app == "voip"]))
+    udp_metrics <- dplyr::bind_rows(udp_metrics, purrr::map_dfr(voip_groups, function(group) {
+      r <- summarise_group_r_factor(flows, by, group)
+      r$group <- rep(group, nrow(r))
+      asi <- summarise_group_asi(flows, by, group)
+      asi$group <- rep(group, nrow(asi))
+      dplyr::bind_rows(longer(r, c(r_factor = "r_factor"), "group"), longer(asi, c(asi_oneway = "asi"), "group"))
+    }))
   }
   voip_metrics <- NULL
   if (any(flows$app == "voip")) {
@@ -290,4 +300,72 @@ holm <- function(p) {
   known <- !is.na(p)
   adjusted[known] <- stats::p.adjust(p[known], method = "holm")
   adjusted
+}
+
+# ---- frequency tables (the NCQ journal's Scenario 4) -------------------------
+
+method_frequency <- paste(
+  "paired by seed: per-run change 100·(treatment/baseline − 1) %, share of the runs in each interval (lo, hi],",
+  "95% Clopper–Pearson interval of each share"
+)
+
+#' Exact (Clopper–Pearson) 95% interval of a share `k` of `n`, in percent.
+#'
+#' @return A list: `lo`, `hi` (NA when n = 0).
+clopper_pearson_pct <- function(k, n, level = confidence_level) {
+  if (!is.numeric(k) || !is.numeric(n) || any(k < 0 | k > n)) {
+    stop("Clopper-Pearson: k must be a count between 0 and n")
+  }
+  alpha <- 1 - level
+  n <- rep_len(n, length(k))
+  lo <- ifelse(n == 0, NA_real_, ifelse(k == 0, 0, suppressWarnings(stats::qbeta(alpha / 2, k, n - k + 1))))
+  hi <- ifelse(n == 0, NA_real_, ifelse(k == n, 1, suppressWarnings(stats::qbeta(1 - alpha / 2, k + 1, n - k))))
+  list(lo = 100 * lo, hi = 100 * hi)
+}
+
+#' The intervals of a frequency table from its inner edges: (-Inf, e1],
+#' (e1, e2], ..., (ek, Inf), right-closed ("an improvement up to 50%"
+#' includes 50%, "more than 100%" does not include 100%).
+#'
+#' @param edges Increasing inner edges, in percent.
+#' @return A tibble: `bin` (1..k+1), `lo`, `hi`, `label`.
+frequency_bins <- function(edges) {
+  if (!is.numeric(edges) || length(edges) == 0 || any(is.na(edges)) || any(diff(edges) <= 0)) {
+    stop("frequency bins: `edges` must be increasing numbers (the inner edges, in percent)")
+  }
+  lo <- c(-Inf, edges)
+  hi <- c(edges, Inf)
+  label <- dplyr::case_when(
+    is.infinite(lo) ~ sprintf("≤ %g%%", hi),
+    is.infinite(hi) ~ sprintf("> %g%%", lo),
+    TRUE ~ sprintf("(%g%%, %g%%]", lo, hi)
+  )
+  tibble::tibble(bin = seq_along(lo), lo = lo, hi = hi, label = label)
+}
+
+#' A frequency table of per-run changes: how many runs fall in each interval
+#' of `frequency_bins(edges)`, as a share in percent with its exact 95% interval.
+#'
+#' @param change_pct Per-run changes, percent (NA: left out).
+#' @return `frequency_bins(edges)` with `runs`, `n` (runs in the table),
+#'   `share_pct`, `ci_lo`, `ci_hi`.
+frequency_table <- function(change_pct, edges) {
+  bins <- frequency_bins(edges)
+  change_pct <- change_pct[!is.na(change_pct)]
+  n <- length(change_pct)
+  runs <- purrr::map_int(seq_len(nrow(bins)), function(i) sum(change_pct > bins$lo[[i]] & change_pct <= bins$hi[[i]]))
+  ci <- clopper_pearson_pct(runs, n)
+  bins$runs <- runs
+  bins$n <- rep(n, nrow(bins))
+  bins$share_pct <- if (n == 0) rep(NA_real_, nrow(bins)) else 100 * runs / n
+  bins$ci_lo <- ci$lo
+  bins$ci_hi <- ci$hi
+  bins
+}
+
+#' Per-run percent changes of treatment against baseline, paired by seed
+#' (and `by`): 100 · (treatment / baseline − 1); NA where the baseline is 0.
+paired_change_pct <- function(df, treatment, baseline, by) {
+  pairs <- pair_by_seed(df, treatment, baseline, by)
+  dplyr::mutate(pairs, change_pct = 100 * (.data$ratio - 1))
 }

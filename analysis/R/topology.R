@@ -125,13 +125,18 @@ label_box_in <- function(text) {
 #' @param series_kinds The discipline kind of each series of the scenario (the
 #'   traced queues run the series' discipline, so a diagram of one run's plan
 #'   names them all); NULL: the plan's own.
+#' @param series_routers For a graph whose series deploy their discipline at
+#'   some routers only (incremental deployment): series -> its `routers`
+#'   (NULL: every router); the other routers run `undeployed_kind` there. A
+#'   traced queue is then labelled with the series running each kind at it.
+#' @param undeployed_kind The topology's `undeployed` discipline kind.
 #' @return A list: `routers` (id, layer, x, y), `links` (router links: id, a,
 #'   b, rate_bps, delay_ns, label, coordinates), `queues` (the disciplines on
 #'   router links, by the end that sends into them: link, node, kind, traced,
 #'   label, coordinates), `hosts` (one box per traffic group, role and router:
 #'   group, role, router, n_hosts, n_flows, apps, access, side, label,
 #'   coordinates and box size), `size_in` (width, height).
-topology_diagram <- function(plan, series_kinds = NULL) {
+topology_diagram <- function(plan, series_kinds = NULL, series_routers = NULL, undeployed_kind = NULL) {
   nodes <- purrr::map_dfr(plan$nodes, function(n) tibble::tibble(id = n$id, kind = n$kind, address = n$address))
   bad <- setdiff(nodes$kind, c("host", "router"))
   if (length(bad) > 0) stop(sprintf("graph: node kinds must be host or router (found %s)", paste(bad, collapse = ", ")))
@@ -176,7 +181,8 @@ topology_diagram <- function(plan, series_kinds = NULL) {
 
   router_links$label <- sprintf("%s: %s, %s", router_links$id, purrr::map_chr(router_links$rate_bps, format_rate),
                                 purrr::map_chr(router_links$delay_ns / 1e9, format_delay))
-  queues <- describe_link_queues(between_routers, unlist(plan$trace$queues %||% list()), series_kinds)
+  queues <- describe_link_queues(between_routers, unlist(plan$trace$queues %||% list()), series_kinds,
+                                 series_routers, undeployed_kind)
   hosts <- summarise_host_groups(flows, access, layer)
   hosts$box_width_in <- label_box_in(hosts$label)$width
   hosts$box_height_in <- label_box_in(hosts$label)$height
@@ -202,7 +208,11 @@ topology_diagram <- function(plan, series_kinds = NULL) {
 
   router_links <- dplyr::mutate(router_links, x = at(.data$a, "x"), y = at(.data$a, "y"),
                                 xend = at(.data$b, "x"), yend = at(.data$b, "y"))
-  below <- perpendicular(router_links$x, router_links$y, router_links$xend, router_links$yend, -0.22)
+  # a link with a drawn queue at both ends has the second queue's label
+  # below it: its own label goes under that one
+  both_ends <- purrr::map_lgl(router_links$id, function(id) sum(queues$link == id) == 2)
+  below <- perpendicular(router_links$x, router_links$y, router_links$xend, router_links$yend,
+                         ifelse(both_ends, -0.45, -0.22))
   router_links$label_x <- (router_links$x + router_links$xend) / 2 + below$dx
   router_links$label_y <- (router_links$y + router_links$yend) / 2 + below$dy
   # a queue's diamond a fifth of the way from the end that sends into it, its label beside
@@ -228,8 +238,10 @@ topology_diagram <- function(plan, series_kinds = NULL) {
 #' The disciplines on the router links (lossless queues are not drawn): which
 #' node sends into each, whether the run traces it, and its label. A traced
 #' queue runs the series' discipline, so with `series_kinds` it is labelled
-#' with every series' kind.
-describe_link_queues <- function(links, traced, series_kinds) {
+#' with every series' kind, or, where series deploy at some routers only
+#' (`series_routers`), with each kind and the series that run it there:
+#' "droptail (ncq0) | ncq (ncq3, ncq4)".
+describe_link_queues <- function(links, traced, series_kinds, series_routers = NULL, undeployed_kind = NULL) {
   queues <- purrr::map_dfr(links, function(l) {
     purrr::imap_dfr(l$queues, function(queue, node) {
       if (identical(queue$kind, "lossless")) return(NULL)
@@ -243,6 +255,18 @@ describe_link_queues <- function(links, traced, series_kinds) {
                           limit_pkts = numeric(), traced = logical(), label = character()))
   }
   kinds <- if (length(series_kinds) > 0) paste(unique(unlist(series_kinds)), collapse = " | ") else queues$kind
+  if (length(series_kinds) > 0 && !all(purrr::map_lgl(series_routers %||% list(), is.null))) {
+    kinds <- purrr::map_chr(queues$node, function(node) {
+      at_node <- purrr::imap_chr(series_kinds, function(kind, series) {
+        routers <- series_routers[[series]]
+        if (is.null(routers) || node %in% unlist(routers)) kind else undeployed_kind %||% "?"
+      })
+      by_kind <- split(names(at_node), unname(at_node))
+      by_kind <- by_kind[order(purrr::map_chr(by_kind, function(s) min(s)))] # in the series' order
+      paste(sprintf("%s (%s)", names(by_kind), purrr::map_chr(by_kind, function(s) paste(sort(s), collapse = ", "))),
+            collapse = " | ")
+    })
+  }
   dplyr::mutate(queues, label = paste0(
     dplyr::if_else(.data$traced, kinds, .data$kind),
     dplyr::if_else(is.na(.data$limit_pkts), "", sprintf(", %g pkts", .data$limit_pkts))

@@ -403,3 +403,63 @@ test_that("every such claim passes on data made to match it and fails with the s
     expect_false(evaluate_claims(list(swapped), data)$verdict == "reproduced", label = sprintf("%s swapped", claim$id))
   }
 })
+
+# Per-run values of a DropTail reference and NCQ over `n` seeds at one point
+# (no sweep), NCQ's per-seed change given in percent.
+frequency_metrics <- function(change_pct, metric = "r_factor") {
+  n <- length(change_pct)
+  base <- 50 + seq_len(n)
+  runs <- bind_rows(
+    tibble::tibble(series = "ncq0", seed = seq_len(n), value = base),
+    tibble::tibble(series = "ncq3", seed = seq_len(n), value = base * (1 + change_pct / 100))
+  )
+  list(`test/deploy` = list(
+    metrics = mutate(runs, scenario = "test/deploy", backend = "ns3", point = "p", metric = metric,
+                     n_censored = 0L),
+    sweep_vars = character()
+  ))
+}
+
+test_that("share of runs: the share in the claim's interval against the paper's, by its tolerance", {
+  claim <- list(id = "freq", figure = "f", claim = "more than 100% for 38% of the runs", paper_value = "38%",
+                metric = "r_factor", scenario = "test/deploy",
+                comparison = list(kind = "share_of_runs", treatment = "ncq3", baseline = "ncq0", above = 100,
+                                  expected = 38, tolerance_pp = 15))
+  # 4 of 10 runs above 100% (100 itself is not "more than"): 40%, within 38 ± 15
+  changes <- c(150, 120, 101, 300, 100, 50, 0, -10, 20, 30)
+  outcome <- evaluate_claims(list(claim), frequency_metrics(changes))
+  expect_equal(outcome$verdict, "reproduced")
+  expect_match(outcome$ours, "> 100% in 4 of 10 paired runs: 40% \\(95% CI 12% to 74%\\)")
+  # none of 20 runs above 100%: the interval (0% to 17%) misses 23-53%
+  expect_equal(evaluate_claims(list(claim), frequency_metrics(rep(10, 20)))$verdict, "not reproduced")
+  # 1 of 10: 10% is outside the band but the interval (0.3% to 45%) reaches it
+  expect_equal(evaluate_claims(list(claim), frequency_metrics(c(200, rep(10, 9))))$verdict, "inconclusive")
+  # fewer runs than min_runs: never decided
+  expect_equal(evaluate_claims(list(claim), frequency_metrics(c(200, 200, 10)))$verdict, "inconclusive")
+  # an interval with an upper end: (0, 50]
+  upto <- claim
+  upto$comparison$above <- 0
+  upto$comparison$at_most <- 50
+  upto$comparison$expected <- 88
+  expect_match(evaluate_claims(list(upto), frequency_metrics(changes))$ours, "in \\(0%, 50%\\] in 3 of 10")
+  bad <- claim
+  bad$comparison$above <- NULL
+  expect_error(check_claim(bad, "claims[1]"), "must give .*above")
+})
+
+test_that("equivalence against several treatments is one family over them", {
+  metrics <- synthetic_metrics(1.0)
+  second <- dplyr::filter(metrics$`test/flows`$metrics, .data$series == "ncq") |>
+    dplyr::mutate(series = "ncq-far", value = .data$value * 1.3)
+  metrics$`test/flows`$metrics <- dplyr::bind_rows(metrics$`test/flows`$metrics, second)
+  claim <- list(id = "same", figure = "f", claim = "minor impact for any number", paper_value = "minor",
+                metric = "system_goodput_bps", scenario = "test/flows",
+                comparison = list(kind = "equivalent", treatment = list("ncq", "ncq-far"), baseline = "droptail",
+                                  margin = 0.1))
+  outcome <- evaluate_claims(list(claim), metrics)
+  # ncq within ±10% at 3 points, ncq-far 30% above at 3: not reproduced
+  expect_equal(outcome$verdict, "not reproduced")
+  expect_match(outcome$ours, "ratio ncq, ncq-far/droptail within \\[0.9, 1.1\\] \\(TOST\\) at 3/6 cells, outside at 3")
+  claim$comparison$treatment <- list("ncq")
+  expect_equal(evaluate_claims(list(claim), metrics)$verdict, "reproduced")
+})

@@ -36,3 +36,14 @@ test_that("the wrapper computes one ASI per system", {
   units$delay_max_s[[2]] <- 0.2
   expect_error(summarise_application_satisfaction(units, "seed"), "the same for every unit")
 })
+
+test_that("a VoIP group's ASI takes a node per call that received something", {
+  flows <- tibble::tibble(
+    seed = 1L, group = "voip",
+    rx_packets = c(10, 30, 0), bytes_delivered = c(1000, 3000, 0),
+    delay_mean_s = c(0.1, 0.2, NA), delay_max_s = c(0.3, 0.4, NA)
+  )
+  # Delay_max 0.4; expected delays 0.25 * 0.4 = 0.1 and 0.75 * 0.4 = 0.3:
+  # deviations 0 and 0.1, ASI = 1 - 0.1 / (2 * 0.4) = 0.875
+  expect_equal(summarise_group_asi(flows, "seed", "voip")$asi, 0.875)
+})

@@ -106,3 +106,17 @@ test_that("a graph file without flows is refused", {
 test_that("access links that differ within a group are given as a range", {
   expect_equal(describe_access(c(1e7, 1e8, 1e7), c(1e6, 1e6, 5e7)), "access 10 Mb/s to 100 Mb/s, 1 ms to 50 ms")
 })
+
+test_that("with incremental deployment, a traced queue names the series running each kind at it", {
+  diagram <- topology_diagram(fixture_graph("general"), series_kinds = list(dt = "droptail", n1 = "ncq"),
+                              series_routers = list(dt = NULL, n1 = list("a1")), undeployed_kind = "droptail")
+  traced <- dplyr::filter(diagram$queues, .data$traced)
+  labels <- stats::setNames(traced$label, paste(traced$link, traced$node, sep = ":"))
+  # n1 deploys NCQ at a1 only: at core it runs the undeployed DropTail, as dt does everywhere
+  expect_match(labels[["a1-core:a1"]], "^droptail \\(dt\\) \\| ncq \\(n1\\)")
+  expect_match(labels[["exit:core"]], "^droptail \\(dt, n1\\)")
+  # without routers listed, every series' kind, as before
+  plain <- topology_diagram(fixture_graph("general"), series_kinds = list(dt = "droptail", n1 = "ncq"),
+                            series_routers = list(dt = NULL, n1 = NULL))
+  expect_match(dplyr::filter(plain$queues, .data$traced)$label[[1]], "^droptail \\| ncq")
+})
