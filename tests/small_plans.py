@@ -89,6 +89,35 @@ def udp_flow(
     }
 
 
+def poisson_flow(
+    flow_id: int,
+    *,
+    mean_ns: float,
+    seed: int,
+    periods_ns: list[list[int]],
+    pkt_bytes: int = 125,
+    src: str = "s1",
+) -> dict:
+    """A poisson flow of a plan (app poisson: the runner draws its send times)."""
+    return {
+        "flow_id": flow_id,
+        "app": "poisson",
+        "group": "poisson",
+        "src": src,
+        "dst": "d0",
+        "src_port": 10000 + flow_id,
+        "dst_port": 6000 + flow_id,
+        "tos": 0,
+        "cls": 0,
+        "prec": 0,
+        "start_ns": periods_ns[0][0],
+        "pkt_bytes": pkt_bytes,
+        "mean_interval_ns": mean_ns,
+        "poisson_seed": seed,
+        "on_periods_ns": periods_ns,
+    }
+
+
 def bulk_flow(
     flow_id: int, *, src_port: int, dst_port: int, start_ns: int, seg_bytes: int, nbytes: int
 ) -> dict:

@@ -20,37 +20,9 @@ from qlab.backends.mininet import MininetBackend
 from qlab.backends.ns2 import Ns2Backend
 
 from .conftest import REPO, needs
-from .small_plans import MS, S, small_dumbbell, write_plan
+from .small_plans import MS, S, poisson_flow, small_dumbbell, write_plan
 
 MG1 = REPO / "scenarios" / "validation" / "mg1.yaml"
-
-
-def poisson_flow(
-    flow_id: int,
-    *,
-    mean_ns: float,
-    seed: int,
-    periods_ns: list[list[int]],
-    pkt_bytes: int = 125,
-    src: str = "s1",
-) -> dict:
-    return {
-        "flow_id": flow_id,
-        "app": "poisson",
-        "group": "poisson",
-        "src": src,
-        "dst": "d0",
-        "src_port": 10000 + flow_id,
-        "dst_port": 6000 + flow_id,
-        "tos": 0,
-        "cls": 0,
-        "prec": 0,
-        "start_ns": periods_ns[0][0],
-        "pkt_bytes": pkt_bytes,
-        "mean_interval_ns": mean_ns,
-        "poisson_seed": seed,
-        "on_periods_ns": periods_ns,
-    }
 
 
 def poisson_dumbbell(flows: list[dict]) -> dict:
