@@ -19,6 +19,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <typeinfo>
 
 
 namespace ns3
@@ -63,12 +64,6 @@ const char* const kReasonNames[QCORE_REASON__COUNT] = {
 };
 static_assert(QCORE_REASON__COUNT == 6, "a new qcore reason needs a named constant here");
 
-uint64_t
-NowNs()
-{
-    return static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
-}
-
 // Zeroed memory for one of the core's structs, 8-byte aligned (they hold
 // u64 members); one spare word so that even an empty struct has an address.
 std::vector<uint64_t>
@@ -106,7 +101,9 @@ QlabQueueDisc::QlabQueueDisc()
       m_seed(1),
       m_ops(nullptr),
       m_nbands(0),
-      m_rng{1}
+      m_rng{1},
+      m_views{},
+      m_backlogPkts(0)
 {
     NS_LOG_FUNCTION(this);
 }
@@ -124,6 +121,7 @@ QlabQueueDisc::DoDispose()
     m_vars.clear();
     m_stats.clear();
     m_counters.clear();
+    m_bands.clear();
     QueueDisc::DoDispose();
 }
 
@@ -247,6 +245,13 @@ QlabQueueDisc::InitializeParams()
     m_ops->reset(m_params.data(), m_vars.data());
     qcore_rng_seed(&m_rng, m_seed);
     m_counters.assign(m_nbands, BandCounters());
+    m_bands.assign(m_nbands, Band());
+    for (uint32_t b = 0; b < m_nbands; b++)
+    {
+        m_bands[b].queue = PeekPointer(GetInternalQueue(b));
+    }
+    std::memset(m_views, 0, sizeof(m_views));
+    m_backlogPkts = 0;
 }
 
 Ptr<QueueDisc::InternalQueue>
@@ -283,21 +288,59 @@ QlabQueueDisc::GetBandCounters(uint32_t band) const
 }
 
 void
-QlabQueueDisc::FillBandViews(struct qcore_band_view* views) const
+QlabQueueDisc::BandPush(uint32_t band, Ptr<QueueDiscItem> item, uint32_t len, uint64_t arrivalNs)
 {
-    std::memset(views, 0, sizeof(struct qcore_band_view) * QCORE_MAX_BANDS);
-    for (uint32_t b = 0; b < m_nbands; b++)
+    Band& b = m_bands[band];
+    struct qcore_band_view& v = m_views[band];
+    if (!b.queue->Enqueue(item))
     {
-        Ptr<InternalQueue> q = BandQueue(b);
-        views[b].backlog_pkts = q->GetNPackets();
-        views[b].backlog_bytes = q->GetNBytes();
-        Ptr<const QueueDiscItem> head = q->Peek();
-        if (head)
-        {
-            views[b].head_len = head->GetSize();
-            views[b].head_arrival_ns = static_cast<uint64_t>(head->GetTimeStamp().GetNanoSeconds());
-        }
+        NS_FATAL_ERROR("QlabQueueDisc: internal queue of band " << band << " refused a packet");
     }
+    const uint32_t size = static_cast<uint32_t>(b.facts.size());
+    if (v.backlog_pkts == size)
+    {
+        // Full (or never used): double the ring, the queued facts in order from 0.
+        std::vector<QueuedFacts> grown(size ? 2 * size : 16);
+        for (uint32_t i = 0; i < size; i++)
+        {
+            grown[i] = b.facts[(b.head + i) & (size - 1)];
+        }
+        b.facts.swap(grown);
+        b.head = 0;
+    }
+    b.facts[(b.head + v.backlog_pkts) & (b.facts.size() - 1)] = {len, arrivalNs};
+    if (v.backlog_pkts++ == 0)
+    {
+        v.head_len = len;
+        v.head_arrival_ns = arrivalNs;
+    }
+    v.backlog_bytes += len;
+    m_backlogPkts++;
+}
+
+Ptr<QueueDiscItem>
+QlabQueueDisc::BandPop(uint32_t band, uint32_t* len)
+{
+    Band& b = m_bands[band];
+    struct qcore_band_view& v = m_views[band];
+    Ptr<QueueDiscItem> item = b.queue->Dequeue();
+    NS_ABORT_MSG_UNLESS(item, "QlabQueueDisc: internal queue of band " << band << " is empty");
+    const uint32_t mask = static_cast<uint32_t>(b.facts.size()) - 1;
+    *len = b.facts[b.head].len;
+    b.head = (b.head + 1) & mask;
+    v.backlog_bytes -= *len;
+    if (--v.backlog_pkts)
+    {
+        v.head_len = b.facts[b.head].len;
+        v.head_arrival_ns = b.facts[b.head].arrivalNs;
+    }
+    else
+    {
+        v.head_len = 0;
+        v.head_arrival_ns = 0;
+    }
+    m_backlogPkts--;
+    return item;
 }
 
 bool
@@ -309,7 +352,12 @@ QlabQueueDisc::NeedsFlowHash() const
 void
 QlabQueueDisc::Classify(Ptr<const QueueDiscItem> item, struct qcore_pkt* pkt) const
 {
-    Ptr<const Ipv4QueueDiscItem> ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    // An exact Ipv4QueueDiscItem (every IPv4 packet of ns-3's stack) is
+    // recognised by its type alone; dynamic_cast only for other types.
+    const QueueDiscItem* raw = PeekPointer(item);
+    const Ipv4QueueDiscItem* ip = typeid(*raw) == typeid(Ipv4QueueDiscItem)
+                                      ? static_cast<const Ipv4QueueDiscItem*>(raw)
+                                      : dynamic_cast<const Ipv4QueueDiscItem*>(raw);
     if (!ip)
     {
         return;
@@ -357,16 +405,19 @@ QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 {
     NS_LOG_FUNCTION(this << item);
     const struct qcore_disc_ops* ops = m_ops;
-    const uint64_t now = NowNs();
+    const Time now = Simulator::Now();
+    const uint64_t nowNs = static_cast<uint64_t>(now.GetNanoSeconds());
 
+    // The packet's facts, read once: its length here, the rest in Classify.
     struct qcore_pkt pkt;
     std::memset(&pkt, 0, sizeof(pkt));
-    pkt.now_ns = now;
+    pkt.now_ns = nowNs;
     pkt.len = item->GetSize();
     Classify(item, &pkt);
     if (ops->check_pkt)
     {
-        char err[QCORE_ERRLEN] = "";
+        char err[QCORE_ERRLEN];
+        err[0] = '\0';
         if (ops->check_pkt(m_params.data(), &pkt, err, sizeof(err)))
         {
             NS_FATAL_ERROR(GetInstanceTypeId().GetName()
@@ -374,12 +425,13 @@ QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
                            << " rejected: " << err);
         }
     }
-    m_classified(item, &pkt);
+    if (!m_classified.IsEmpty())
+    {
+        m_classified(item, &pkt);
+    }
 
-    struct qcore_band_view views[QCORE_MAX_BANDS];
-    FillBandViews(views);
     const struct qcore_decision d = qcore_mark_fallback(
-        ops->enqueue(m_params.data(), m_vars.data(), m_stats.data(), &pkt, views, &m_rng),
+        ops->enqueue(m_params.data(), m_vars.data(), m_stats.data(), &pkt, m_views, &m_rng),
         &pkt);
     NS_ABORT_MSG_IF(d.band >= m_nbands,
                     "QlabQueueDisc: the core chose band " << unsigned(d.band) << " of "
@@ -391,7 +443,10 @@ QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
         const char* reason = ReasonName(d.reason);
         m_counters[d.band].droppedPkts++;
         m_counters[d.band].droppedByReason[d.reason]++;
-        m_bandEvent(item, Event::DROP_ARRIVAL, d.band, reason);
+        if (!m_bandEvent.IsEmpty())
+        {
+            m_bandEvent(item, Event::DROP_ARRIVAL, d.band, reason);
+        }
         DropBeforeEnqueue(item, reason);
         return false;
     }
@@ -400,7 +455,10 @@ QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
         NS_ABORT_MSG_UNLESS(Mark(item, ECN_MARK),
                             "QlabQueueDisc: an ECN-capable packet could not be marked");
         m_counters[d.band].markedPkts++;
-        m_bandEvent(item, Event::MARK, d.band, nullptr);
+        if (!m_bandEvent.IsEmpty())
+        {
+            m_bandEvent(item, Event::MARK, d.band, nullptr);
+        }
         break;
     case QCORE_QUEUE:
         break;
@@ -409,15 +467,14 @@ QlabQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     }
 
     // QueueDisc::Enqueue stamps the item after DoEnqueue returns; stamp it
-    // here too so the band's head arrival time is right from the start.
-    item->SetTimeStamp(Simulator::Now());
-    if (!BandQueue(d.band)->Enqueue(item))
-    {
-        NS_FATAL_ERROR("QlabQueueDisc: internal queue of band " << unsigned(d.band)
-                                                                << " refused a packet");
-    }
+    // here too, as the band's view has it from the start.
+    item->SetTimeStamp(now);
+    BandPush(d.band, item, pkt.len, nowNs);
     m_counters[d.band].enqueuedPkts++;
-    m_bandEvent(item, Event::ENQUEUE, d.band, nullptr);
+    if (!m_bandEvent.IsEmpty())
+    {
+        m_bandEvent(item, Event::ENQUEUE, d.band, nullptr);
+    }
     return true;
 }
 
@@ -426,44 +483,51 @@ QlabQueueDisc::DoDequeue()
 {
     NS_LOG_FUNCTION(this);
     const struct qcore_disc_ops* ops = m_ops;
-    const uint64_t now = NowNs();
+    // Time only for disciplines that read it (0 otherwise, as qcore.h allows).
+    const uint64_t now = ops->ignores & QCORE_IGNORES_TIME
+                             ? 0
+                             : static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
     const bool report = !(ops->ignores & QCORE_IGNORES_DEQUEUED);
-    struct qcore_band_view views[QCORE_MAX_BANDS];
 
     // Every DROP_HEAD removes a packet, so backlog + 1 rounds always end
     // in SERVE or EMPTY unless the core misbehaves.
-    const uint32_t rounds = GetNPackets() + 1;
+    const uint32_t rounds = m_backlogPkts + 1;
     for (uint32_t i = 0; i < rounds; i++)
     {
-        FillBandViews(views);
-        const struct qcore_deq d = ops->dequeue(m_params.data(), m_vars.data(), views, now);
+        const struct qcore_deq d = ops->dequeue(m_params.data(), m_vars.data(), m_views, now);
         if (d.action == QCORE_DEQ_EMPTY)
         {
             return nullptr;
         }
         NS_ABORT_MSG_IF(d.action != QCORE_DEQ_SERVE && d.action != QCORE_DEQ_DROP_HEAD,
                         "QlabQueueDisc: the core returned dequeue action " << unsigned(d.action));
-        NS_ABORT_MSG_IF(d.band >= m_nbands || views[d.band].backlog_pkts == 0,
+        NS_ABORT_MSG_IF(d.band >= m_nbands || m_views[d.band].backlog_pkts == 0,
                         "QlabQueueDisc: the core chose empty or missing band "
                             << unsigned(d.band));
 
-        Ptr<QueueDiscItem> item = BandQueue(d.band)->Dequeue();
+        uint32_t len;
+        Ptr<QueueDiscItem> item = BandPop(d.band, &len);
         if (report)
         {
-            FillBandViews(views);
-            ops->dequeued(m_params.data(), m_vars.data(), m_stats.data(), d.band,
-                          item->GetSize(), now, views);
+            ops->dequeued(m_params.data(), m_vars.data(), m_stats.data(), d.band, len, now,
+                          m_views);
         }
         if (d.action == QCORE_DEQ_SERVE)
         {
             m_counters[d.band].dequeuedPkts++;
-            m_bandEvent(item, Event::DEQUEUE, d.band, nullptr);
+            if (!m_bandEvent.IsEmpty())
+            {
+                m_bandEvent(item, Event::DEQUEUE, d.band, nullptr);
+            }
             return item;
         }
         const char* reason = ReasonName(d.reason);
         m_counters[d.band].droppedPkts++;
         m_counters[d.band].droppedByReason[d.reason]++;
-        m_bandEvent(item, Event::DROP_HEAD, d.band, reason);
+        if (!m_bandEvent.IsEmpty())
+        {
+            m_bandEvent(item, Event::DROP_HEAD, d.band, reason);
+        }
         DropAfterDequeue(item, reason);
     }
     NS_FATAL_ERROR("QlabQueueDisc: the core asked for more head drops than packets queued");

@@ -7,7 +7,11 @@
  * discipline's parameter table (below): the core decides, the queue disc
  * moves the packets.  It holds one DropTailQueue<QueueDiscItem> per band,
  * with a limit far above any backlog, because buffer limits are the core's
- * decision (an overflow drop with reason "overflow").
+ * decision (an overflow drop with reason "overflow").  Beside each band's
+ * queue it keeps the length and arrival time of the band's packets, taken
+ * once at enqueue, and from them the band views the core reads (struct
+ * qcore_band_view: backlog, head length, head arrival), updated on every
+ * enqueue and removal rather than read back from the queues per call.
  *
  * What the core sees of an ns-3 packet (struct qcore_pkt), computed with
  * the core's own helpers so every backend feeds it the same inputs:
@@ -25,7 +29,10 @@
  *   QCORE_PKT_PURE_ACK
  *              a TCP segment with the ACK flag, no SYN/FIN/RST and no payload
  *              (data offset and flags read from the header's bytes 12-13).
- *   now_ns     Simulator::Now() in nanoseconds.
+ *   now_ns     Simulator::Now() in nanoseconds (also the item's time stamp
+ *              and the band view's head arrival time).  The now_ns of
+ *              dequeue() and dequeued() is Simulator::Now() too, or 0 for
+ *              disciplines that declare QCORE_IGNORES_TIME.
  * Packets that are not IPv4 get cls = prec = flags = flow_hash = 0.  The
  * mapping is the protected virtual Classify(); a subclass can replace it
  * (the golden-vector harness qlab-ns3-golden reads cls/prec/flow from a
@@ -240,8 +247,33 @@ class QlabQueueDisc : public QueueDisc
 
     static const char* ReasonName(uint8_t reason);
 
-    void FillBandViews(struct qcore_band_view* views) const;
     Ptr<InternalQueue> BandQueue(uint32_t band) const;
+
+    /// What the adapter keeps of a queued packet for the band views: its
+    /// length and arrival time, taken once at enqueue.
+    struct QueuedFacts
+    {
+        uint32_t len;
+        uint64_t arrivalNs;
+    };
+
+    /**
+     * One band: its internal queue and, in the same order, the facts of
+     * the packets it holds (a ring that grows by doubling), from which the
+     * band's view is kept up to date on every enqueue and removal instead
+     * of being read back from the queue before each call into the core.
+     */
+    struct Band
+    {
+        InternalQueue* queue = nullptr;  //!< GetInternalQueue(b), owned by the QueueDisc
+        std::vector<QueuedFacts> facts;  //!< ring, size a power of two (or 0)
+        uint32_t head = 0;               //!< index of the head packet's facts
+    };
+
+    /// Append a packet to a band: queue, facts and view.
+    void BandPush(uint32_t band, Ptr<QueueDiscItem> item, uint32_t len, uint64_t arrivalNs);
+    /// Remove the head of a band: queue, facts and view.  \return the packet and its length
+    Ptr<QueueDiscItem> BandPop(uint32_t band, uint32_t* len);
 
     /// One parameter's attribute: its typed value and, for the string
     /// kinds, the text it was given as (what GetAttribute returns).
@@ -265,6 +297,10 @@ class QlabQueueDisc : public QueueDisc
     struct qcore_rng m_rng;
 
     std::vector<BandCounters> m_counters;
+    std::vector<Band> m_bands;
+    /// What the core sees of the bands, kept current by BandPush/BandPop.
+    struct qcore_band_view m_views[QCORE_MAX_BANDS];
+    uint32_t m_backlogPkts; //!< packets in all bands
 
     TracedCallback<Ptr<const QueueDiscItem>, Event, uint32_t, const char*> m_bandEvent;
     TracedCallback<Ptr<const QueueDiscItem>, const struct qcore_pkt*> m_classified;
