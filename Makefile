@@ -9,7 +9,8 @@ BACKENDS ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake --workflow-profile workflows/profiles/local
-# Progress and a summary on the terminal; Snakemake's whole log in a file (qlab/progress.py).
+# Progress and a summary on the terminal; Snakemake's whole log in a file (qlab/progress.py);
+# with nothing changed since the last reproduction, Snakemake is not started (qlab/uptodate.py).
 WATCH = $(PY) -m qlab.progress --results $(RESULTS) --site reports/_site
 
 .PHONY: all setup core build reproduce test test-docker fuzz lint clean help
@@ -39,14 +40,17 @@ core: setup
 	@mkdir -p $(RESULTS)/logs && $(MAKE) -s -C disciplines/core -j$(CORES) > $(RESULTS)/logs/build-core.log 2>&1 \
 	  || { echo "make: building the discipline core failed, see $(RESULTS)/logs/build-core.log" >&2; exit 1; }
 
+# qlab's own modules compiled once (`qlab run-job` starts once per run; with
+# PYTHONDONTWRITEBYTECODE set, as on some machines, Python would compile them every time)
 reproduce: core
+	@$(PY) -m compileall -q qlab > /dev/null
 ifeq ($(RUNTIME),docker)
 	@$(VENV)/bin/qlab validate --profile $(PROFILE) --stamp $(RESULTS)/.qlab-validated
 	@backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))"; \
 	$(WATCH) --what "building the images" --no-summary --log $(RESULTS)/logs/images.log -- \
 	  $(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
 	    --config backends="$$backends" $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet host -- images \
-	&& $(WATCH) --log $(RESULTS)/logs/reproduce.log -- \
+	&& $(WATCH) --log $(RESULTS)/logs/reproduce.log --stamp $(RESULTS)/.qlab-reproduced -- \
 	  $(VENV)/bin/snakemake --workflow-profile workflows/profiles/docker --cores $(CORES) \
 	    --config profile=$(PROFILE) results=$(RESULTS) backends="$$backends" \
 	    $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet host
@@ -54,7 +58,7 @@ else ifneq ($(RUNTIME),native)
 	@echo "make reproduce: RUNTIME=$(RUNTIME) is not available (native or docker)" >&2; exit 2
 else
 	@$(VENV)/bin/qlab validate --profile $(PROFILE) --stamp $(RESULTS)/.qlab-validated
-	@$(WATCH) --log $(RESULTS)/logs/reproduce.log -- \
+	@$(WATCH) --log $(RESULTS)/logs/reproduce.log --stamp $(RESULTS)/.qlab-reproduced -- \
 	  $(SNAKEMAKE) --cores $(CORES) --config profile=$(PROFILE) results=$(RESULTS) \
 	    backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))" --quiet host
 endif

@@ -163,9 +163,41 @@ def cmd_run_job(args: argparse.Namespace) -> int:
     from qlab import backends, runjob
 
     try:
-        runjob.run_job(Path(args.job), Path(args.out), Path(args.log) if args.log else None)
+        runjob.run_job(
+            Path(args.job),
+            Path(args.out),
+            Path(args.log) if args.log else None,
+            Path(args.host) if args.host else None,
+        )
     except (runjob.JobError, backends.BackendError) as exc:
         return _fail([str(exc)])
+    return 0
+
+
+def cmd_prepare_host(args: argparse.Namespace) -> int:
+    import time
+
+    from qlab import backends, traces
+
+    try:
+        backend = backends.get(args.backend)
+    except backends.BackendError as exc:
+        return _fail([str(exc)])
+    out = Path(args.out)
+    out.unlink(missing_ok=True)  # no facts of an earlier preparation survive a failed one
+    log = Path(args.log) if args.log else None
+    if log:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.unlink(missing_ok=True)
+    try:
+        host = backend.prepare(log) if backend.prepares_host else {}
+    except backends.BackendError as exc:
+        return _fail([f"prepare-host {args.backend}: {exc}"])
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    doc = {"backend": args.backend, "host": host, "prepared_at": when}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    traces.atomic_write_bytes(out, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+    print(f"{args.backend}: hosts prepared ({out})")
     return 0
 
 
@@ -517,7 +549,25 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("job", help="the plan (a JSON file written by `qlab expand`)")
     r.add_argument("--out", required=True, help="trace directory to create")
     r.add_argument("--log", help="file for the runner's own output")
+    r.add_argument(
+        "--host",
+        help="the host facts `qlab prepare-host` wrote: the backend's hosts are prepared, the run only runs "
+        "(default: the run checks and prepares what it needs itself)",
+    )
     r.set_defaults(func=cmd_run_job)
+
+    h = _command(
+        sub,
+        "prepare-host",
+        "check and prepare a backend's hosts once, for many runs",
+        "For a backend whose runs need a prepared machine (mininet: Mininet installed, qlab-emu "
+        "built, veth works; playbooks/prepare-host.yml), does that once and writes what the runs "
+        "need to OUT (`qlab run-job --host OUT`). Other backends: OUT records that nothing was needed.",
+    )
+    h.add_argument("backend", help="a backend (`qlab backends`)")
+    h.add_argument("--out", required=True, help="the host facts file to write")
+    h.add_argument("--log", help="file for the preparation's output (ansible-playbook's)")
+    h.set_defaults(func=cmd_prepare_host)
 
     c = _command(sub, "check-traces", "validate trace directories (docs/traces.md)")
     c.add_argument("dirs", nargs="+", help="run directories (each with run.json)")

@@ -16,11 +16,12 @@ import hashlib
 import ipaddress
 import json
 import math
+import os
 import random
+import re
 from typing import Any
 
 import fastjsonschema
-import jsonschema
 
 from qlab import core, paths, topology
 from qlab.topology import ns
@@ -593,15 +594,47 @@ def schema() -> dict[str, Any]:
 
 
 @functools.cache
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Any:
+    # jsonschema only on the failure path: importing it is a third of a
+    # small job's Python start (qlab run-job runs once per simulation)
+    import jsonschema
+
     return jsonschema.Draft202012Validator(schema())
 
 
 @functools.cache
 def _fast_validator() -> Any:
     """The schema compiled to Python (fastjsonschema, ~10x faster): the
-    check every plan takes; on a failure jsonschema says every problem."""
-    return fastjsonschema.compile(schema())
+    check every plan takes; on a failure jsonschema says every problem.
+
+    Generating and compiling that code costs ~0.3 s, more than the check
+    itself, and every `qlab run-job` would pay it: the compiled code is kept
+    in build/cache/ under the schema's and the interpreter's digest (any
+    problem reading or writing it, and it is made in memory, as before)."""
+    import marshal
+    import sys
+
+    text = json.dumps(schema(), sort_keys=True)
+    key = f"{fastjsonschema.VERSION}|{sys.implementation.cache_tag}|{sys.version}|{text}"
+    cached = paths.BUILD / "cache" / f"plan-validator-{hashlib.sha256(key.encode()).hexdigest()[:16]}.marshal"
+    try:
+        code = marshal.loads(cached.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        source = fastjsonschema.compile_to_code(schema())
+        # the root schema's function comes first in the generated code
+        root = re.search(r"^def (\w+)\(", source, re.M)
+        source += f"\n\nqlab_validate = {root.group(1) if root else 'None'}\n"
+        code = compile(source, "<qlab plan validator>", "exec")
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_name(f".{cached.name}.{os.getpid()}")
+            tmp.write_bytes(marshal.dumps(code))
+            tmp.replace(cached)
+        except OSError:
+            pass
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)  # noqa: S102 - fastjsonschema's code for our own schema
+    return namespace["qlab_validate"]
 
 
 def _where(path: list[Any]) -> str:
@@ -640,8 +673,6 @@ def _strict_validator() -> Any:
 
 
 def schema_problems(plan: Any) -> list[str]:
-    from qlab.scenario import describe_error  # the scenario's wording of schema errors
-
     strict = _loose_numbers(plan)
     try:
         _fast_validator()(plan)
@@ -649,6 +680,8 @@ def schema_problems(plan: Any) -> list[str]:
             return []
     except fastjsonschema.JsonSchemaException:
         pass
+    from qlab.scenario import describe_error  # the scenario's wording of schema errors (imports jsonschema)
+
     validator = _strict_validator() if strict else _validator()
     errors = sorted(validator.iter_errors(plan), key=lambda e: [str(p) for p in e.absolute_path])
     out = []

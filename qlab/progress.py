@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from qlab import paths
+from qlab import paths, uptodate
 
 STEPS = re.compile(r"^(\d+) of (\d+) steps \((\d+)%\) done")
 FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\S+)\)")
@@ -122,8 +122,9 @@ def _items(paper: str) -> list[str]:
     return [str(i.get("id")) for i in doc.get("items", []) if isinstance(i, dict)]
 
 
-def summary(results: Path, site: Path, wall_s: float) -> list[str]:
-    """The reproduction in a few lines, from what the results hold."""
+def summary(results: Path, site: Path, wall_s: float | None) -> list[str]:
+    """The reproduction in a few lines, from what the results hold (wall_s
+    None: nothing was run, the results were already up to date)."""
     lines = []
     analysis = results / "analysis"
     papers = (
@@ -160,7 +161,8 @@ def summary(results: Path, site: Path, wall_s: float) -> list[str]:
                     invalid += row.get("valid") == "FALSE"
         except (OSError, EOFError, UnicodeDecodeError, csv.Error):
             continue
-    head = f"reproduced in {fmt_time(wall_s)}: {runs} runs"
+    head = f"reproduced in {fmt_time(wall_s)}" if wall_s is not None else "up to date"
+    head += f": {runs} runs"
     head += f" ({invalid} invalid, excluded from the analysis)" if invalid else ""
     return [head, *lines, f"report: {(site / 'index.html').resolve()}"]
 
@@ -172,6 +174,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--site", required=True, type=Path)
     p.add_argument("--what", default="reproducing", help="what the first line says is happening")
     p.add_argument("--no-summary", action="store_true", help="progress only (a preparatory step)")
+    p.add_argument(
+        "--stamp",
+        type=Path,
+        help="skip the command when nothing changed since it last succeeded (qlab/uptodate.py); "
+        "the file records that state",
+    )
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- and the command to run")
     a = p.parse_args(argv)
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
@@ -181,6 +189,17 @@ def main(argv: list[str] | None = None) -> int:
     tty = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
     prog = Progress(sys.stdout, tty)
     start = time.monotonic()
+
+    def state() -> str:
+        return uptodate.state_digest(a.results, a.site, _without_cores(cmd), a.stamp)
+
+    if a.stamp:
+        if uptodate.is_current(a.stamp, state()):
+            print(f"{a.what}: nothing changed since the last reproduction ({a.stamp}); nothing to do")
+            if not a.no_summary:
+                print("\n".join(summary(a.results, a.site, None)))
+            return 0
+        a.stamp.unlink(missing_ok=True)
     print(f"{a.what}; the full log is {a.log}", flush=True)
     with a.log.open("w", encoding="utf-8") as log:
         proc = subprocess.Popen(
@@ -213,7 +232,22 @@ def main(argv: list[str] | None = None) -> int:
         return rc
     if not a.no_summary:
         print("\n".join(summary(a.results, a.site, time.monotonic() - start)))
+    if a.stamp:
+        uptodate.write_stamp(a.stamp, state())
     return 0
+
+
+def _without_cores(cmd: list[str]) -> list[str]:
+    """The command as the state sees it: the number of cores changes no result."""
+    out, skip = [], False
+    for arg in cmd:
+        if skip:
+            skip = False
+        elif arg in ("--cores", "-c", "--jobs", "-j"):
+            skip = True
+        elif not arg.startswith(("--cores=", "--jobs=")):
+            out.append(arg)
+    return out
 
 
 if __name__ == "__main__":

@@ -51,9 +51,27 @@ def load_plan(job_file: Path) -> tuple[bytes, dict[str, Any]]:
     return raw, doc
 
 
-def run_job(job_file: Path, out_dir: Path, log: Path | None = None) -> dict[str, Any]:
+def load_host(host_file: Path, backend: str) -> dict[str, Any]:
+    """What `qlab prepare-host` recorded of the prepared hosts; JobError naming the file."""
+    try:
+        doc = json.loads(host_file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise JobError(f"{host_file}: cannot read the host facts: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise JobError(f"{host_file}: not host facts (invalid JSON: {exc})") from None
+    if not isinstance(doc, dict) or doc.get("backend") != backend or not isinstance(doc.get("host"), dict):
+        raise JobError(
+            f"{host_file}: not the host facts of backend {backend} (`qlab prepare-host {backend}`)"
+        )
+    return doc["host"]
+
+
+def run_job(
+    job_file: Path, out_dir: Path, log: Path | None = None, host_file: Path | None = None
+) -> dict[str, Any]:
     raw, plan = load_plan(job_file)
     backend = backends.get(plan["backend"])
+    host = load_host(host_file, plan["backend"]) if host_file else None
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     # work directories of killed runs of this job (nobody holds them)
     resume.sweep(out_dir.parent, f".{out_dir.name}.work-*")
@@ -76,7 +94,7 @@ def run_job(job_file: Path, out_dir: Path, log: Path | None = None) -> dict[str,
     try:
         with resume.signals_raise():
             try:
-                facts = backend.run(job_file, work, log)
+                facts = backend.run(job_file, work, log, host=host)
             except backends.BackendError as exc:
                 if any(work.iterdir()):
                     raise backends.BackendError(f"{exc} (its work directory is kept in {keep()})") from None

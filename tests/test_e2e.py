@@ -28,10 +28,12 @@ pytestmark = [needs(paths.NS3_RUNNER), needs(paths.QCORE_REPLAY)]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 
-def snakemake(tmp: Path, scen_dir: Path, *extra: str) -> subprocess.CompletedProcess:
+def snakemake(
+    tmp: Path, scen_dir: Path, *extra: str, launcher: tuple[str, ...] = (str(SNAKEMAKE),)
+) -> subprocess.CompletedProcess:
     files = sorted(str(p) for p in scen_dir.glob("*.yaml"))
     cmd = [
-        str(SNAKEMAKE),
+        *launcher,
         "--workflow-profile",
         "workflows/profiles/local",
         "--cores",
@@ -215,6 +217,21 @@ def test_second_run_simulates_nothing_and_one_change_reruns_only_its_jobs(run):
     assert {s["file"] for s in prov["scenarios"]} == {
         str(p) for p in scen_dir.glob("*.yaml") if p.name != "defaults.yaml"
     }
+
+
+def test_snakemake_through_another_path_to_python_reruns_nothing(run):
+    """The interpreter is no rule parameter: Snakemake started as `python -m
+    snakemake` (sys.executable .venv/bin/python) instead of through its
+    script (.venv/bin/python3) must not rerun a single job."""
+    tmp, scen_dir = run
+    before = {d: (d / "run.json").stat().st_mtime_ns for d in run_dirs(tmp)}
+    collected = sorted((tmp / "results" / "ncq-conf").glob("*/ns3/*.csv.gz"))
+    collected_before = {p: p.stat().st_mtime_ns for p in collected}
+    python = Path(sys.executable).parent / "python"
+    assert python.exists()
+    snakemake(tmp, scen_dir, launcher=(str(python), "-m", "snakemake"))
+    assert {d: (d / "run.json").stat().st_mtime_ns for d in run_dirs(tmp)} == before
+    assert {p: p.stat().st_mtime_ns for p in collected} == collected_before
 
 
 def test_after_a_rerun_the_next_run_does_nothing(run):

@@ -846,6 +846,14 @@ def test_snakemake_ansible_mininet_end_to_end(emu, tmp_path):
     t0 = time.monotonic()
     snakemake()
     assert time.monotonic() - t0 < 180
+    # the emulation host was prepared once (prepare_host), and the runs only ran
+    host = json.loads((results / "hosts" / "mininet.json").read_text())
+    assert host["backend"] == "mininet" and Path(host["host"]["emu"]).is_file()
+    for s in ("droptail", "ncq"):
+        log = results / "logs" / "simulate" / "ncq-conf" / "emu" / "mininet" / f"{s}_flows-10" / "seed-1.log"
+        text = log.read_text(errors="replace")
+        assert "Run the plan in Mininet" in text
+        assert "emu_preflight :" not in text and "emu_host :" not in text
     for _ in range(TIMING_ATTEMPTS - 1):  # an emulation run the machine's load made unfaithful: again
         unfaithful = [str(r) for r in runs if not json.loads(r.read_text())["valid"]]
         if not unfaithful:

@@ -65,7 +65,9 @@ def results_tree(tmp_path: Path) -> Path:
     return results
 
 
-def watch(tmp_path: Path, script: Path, results: Path) -> subprocess.CompletedProcess:
+def watch(
+    tmp_path: Path, script: Path, results: Path, *extra: str, args: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
             sys.executable,
@@ -77,9 +79,11 @@ def watch(tmp_path: Path, script: Path, results: Path) -> subprocess.CompletedPr
             str(results),
             "--site",
             str(tmp_path / "site"),
+            *extra,
             "--",
             "bash",
             str(script),
+            *args,
         ],
         capture_output=True,
         text=True,
@@ -109,3 +113,74 @@ def test_a_failed_reproduction_says_why_and_where_the_log_is(tmp_path):
     assert "the reproduction failed:" in proc.stderr and "Error in rule simulate:" in proc.stderr
     assert f"whole log: {tmp_path / 'logs' / 'r.log'}" in proc.stderr
     assert "reproduced in" not in proc.stdout
+
+
+def test_with_nothing_changed_a_second_reproduction_starts_nothing(tmp_path):
+    results = results_tree(tmp_path)
+    stamp = results / ".qlab-reproduced"
+    script = fake_snakemake(tmp_path, 3)
+    marker = tmp_path / "started"
+    script.write_text(f"echo x >> {marker}\n" + script.read_text())
+
+    def reproduce(*args: str) -> subprocess.CompletedProcess:
+        proc = watch(tmp_path, script, results, "--stamp", str(stamp), args=args)
+        assert proc.returncode == 0, proc.stderr
+        return proc
+
+    reproduce()
+    assert stamp.is_file() and marker.read_text().count("x") == 1
+    second = reproduce()
+    assert marker.read_text().count("x") == 1, "the command ran although nothing changed"
+    assert "nothing to do" in second.stdout and "up to date: 2 runs (1 invalid" in second.stdout
+    assert second.stdout.splitlines()[-1] == f"report: {(tmp_path / 'site' / 'index.html').resolve()}"
+    # any file of the results touched, added or removed: the command runs again
+    for change in (
+        lambda: (results / "analysis" / "ncq-conf" / "fig2.csv").write_text("x\n2\n"),
+        lambda: (results / "ncq-conf" / "flows" / "ns3" / "extra.csv").write_text(""),
+        lambda: (results / "ncq-conf" / "flows" / "ns3" / "extra.csv").unlink(),
+    ):
+        runs = marker.read_text().count("x")
+        change()
+        reproduce()
+        assert marker.read_text().count("x") == runs + 1
+        reproduce()
+        assert marker.read_text().count("x") == runs + 1
+    # the number of cores alone changes nothing; another command (a profile, a backend) runs
+    reproduce("--cores", "4")
+    assert marker.read_text().count("x") == 4
+    reproduce("--cores", "4", "--config", "profile=paper")
+    assert marker.read_text().count("x") == 5
+
+
+def test_a_failed_reproduction_leaves_no_stamp(tmp_path):
+    results = results_tree(tmp_path)
+    stamp = results / ".qlab-reproduced"
+    stamp.write_text("stale\n")
+    proc = watch(tmp_path, fake_snakemake(tmp_path, 20, fail=True), results, "--stamp", str(stamp))
+    assert proc.returncode == 1 and not stamp.exists()
+
+
+def test_the_state_covers_the_checkout_the_tools_and_the_command(tmp_path):
+    from qlab import uptodate
+
+    root, results, site = tmp_path / "root", tmp_path / "results", tmp_path / "site"
+    for d in (root / "scenarios", root / "build" / "ns3", root / ".git", results / "logs", site):
+        d.mkdir(parents=True)
+    (root / "scenarios" / "a.yaml").write_text("a: 1\n")
+    (root / "build" / "ns3" / "runner").write_text("v1")
+    stamp = results / ".stamp"
+
+    def digest(cmd=("snakemake", "--config", "profile=quick")) -> str:
+        return uptodate.state_digest(results, site, list(cmd), stamp, root=root)
+
+    first = digest()
+    (results / "logs" / "reproduce.log").write_text("log")  # this command's own log: ignored
+    (root / ".git" / "index").write_text("x")  # git's state: ignored
+    stamp.write_text(first)
+    assert digest() == first
+    (root / "scenarios" / "a.yaml").write_text("a: 2\n")
+    assert digest() != first
+    second = digest()
+    (root / "build" / "ns3" / "runner").write_text("v2")  # a rebuilt runner
+    assert digest() != second
+    assert digest(("snakemake", "--config", "profile=paper")) != digest()

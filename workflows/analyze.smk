@@ -34,10 +34,9 @@ rule provenance:
         f"{RESULTS}/logs/provenance.log",
     threads: 1
     params:
-        py=PY,
         profile=PROFILE,
         git=GIT_STATE,
         # the scenarios this workflow runs (they may live outside scenarios/)
         files=" ".join(shlex.quote(str(f)) for f in dict.fromkeys(f for s in SCENARIOS for f in s.files)),
     shell:
-        "{params.py} -m qlab provenance --profile {params.profile} --out {output} {params.files} > {log} 2>&1"
+        "python3 -m qlab provenance --profile {params.profile} --out {output} {params.files} > {log} 2>&1"

@@ -6,6 +6,7 @@
 # scenario value reruns only the runs whose plan changed (their `digest`
 # param changes).
 import hashlib
+import os
 import shlex
 import json
 import sys
@@ -33,9 +34,18 @@ if _unknown:
     sys.exit(2)
 
 RUNTIME = config["runtime"]  # native | docker (workflows/containers.smk)
-# In an image, `python3` is the image's Python; on the host under docker, the
-# checkout's (containers.smk puts it first on PATH).
-PY = sys.executable if RUNTIME == "native" else "python3"
+
+
+# Rules run qlab as `python3 -m qlab`: in an image, the image's Python; on
+# the host, the Python running this workflow (the checkout's venv), first on
+# the jobs' PATH. Not a parameter of the rules: Snakemake reruns a job whose
+# params changed, and `python -m snakemake` and the `snakemake` script name
+# the same interpreter by two paths (tests/test_e2e.py).
+envvars:
+    "PATH",
+
+
+os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 RESULTS = config["results"].rstrip("/")
 SITE = config["site"].rstrip("/")
 PROFILE = config["profile"]
@@ -185,6 +195,14 @@ def runner_tools(wildcards):
     if RUNTIME == "docker":
         return image_of(qlab_backends.get(wildcards.backend).image)
     return [workdir_relative(p) for p in qlab_backends.get(wildcards.backend).tools().values()]
+
+
+def prepared_host(wildcards):
+    """The host facts of a backend prepared once per reproduction (the
+    prepare_host rule), natively; nothing otherwise."""
+    if RUNTIME == "docker" or not qlab_backends.get(wildcards.backend).prepares_host:
+        return []
+    return [f"{RESULTS}/hosts/{wildcards.backend}.json"]
 
 
 def workdir_relative(path):

@@ -39,7 +39,6 @@ rule image:
     # docker builds use every core they are given; the engine is shared
     threads: 2
     params:
-        py=HOST_PY,
         quarto=lambda w: (
             f"--quarto-deb {config['quarto_deb']}" if w.image == "analysis" and config["quarto_deb"] else ""
         ),
@@ -47,7 +46,7 @@ rule image:
         # a change in the backends' docker options rewrites the stamp
         run=lambda w: json.dumps(qlab_containers.run_settings(w.image), sort_keys=True),
     shell:
-        "nice {params.py} -m qlab images build {wildcards.image} --no-deps {params.quarto} > {log} 2>&1"
+        "nice python3 -m qlab images build {wildcards.image} --no-deps {params.quarto} > {log} 2>&1"
 
 
 # Every image a reproduction on the configured backends runs jobs in (each
@@ -84,5 +83,5 @@ if RUNTIME == "docker":
             qlab_containers.ANALYSIS_IMAGE
         )
     # Results and site may lie outside the checkout: mount them too; host
-    # jobs (provenance) find the checkout's Python as `python3` (PY).
+    # jobs (provenance) find the checkout's Python as `python3`.
     qlab_containers.use_docker_runtime([RESULTS, SITE], HOST_PY, IMAGES_USED)

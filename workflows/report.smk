@@ -18,8 +18,7 @@ rule report:
         f"{RESULTS}/logs/report.log",
     threads: 1
     params:
-        py=PY,
         site=lambda w, output: Path(output.index).parent,
         results=lambda w, input: Path(input.provenance).parent,
     shell:
-        "{params.py} -m qlab render --results {params.results} --site {params.site} > {log} 2>&1"
+        "python3 -m qlab render --results {params.results} --site {params.site} > {log} 2>&1"

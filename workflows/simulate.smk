@@ -16,10 +16,28 @@ rule plan:
         write_plan(wildcards, output[0], log[0])
 
 
+# A backend whose runs need a prepared machine (mininet: Mininet, qlab-emu,
+# veth) has it prepared once per reproduction, not by each run; its runs
+# read the host facts this writes (natively: in an image each job brings
+# its own host).
+rule prepare_host:
+    input:
+        lambda w: sorted(str(p) for g in qlab_backends.get(w.backend).host_inputs for p in Path().glob(g)),
+    output:
+        f"{RESULTS}/hosts/{{backend}}.json",
+    log:
+        f"{RESULTS}/logs/prepare/{{backend}}.log",
+    # it may build qlab-emu and probes the kernel: nothing else runs meanwhile
+    threads: workflow.cores
+    shell:
+        "python3 -m qlab prepare-host {wildcards.backend} --out {output:q} --log {log:q}"
+
+
 rule simulate:
     input:
         job=f"{RESULTS}/jobs/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.json",
         tools=runner_tools,
+        host=prepared_host,
     output:
         flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}/flows.csv.gz",
         queues=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}/queues.csv.gz",
@@ -36,9 +54,9 @@ rule simulate:
     resources:
         mem_mb=500,
     params:
-        py=PY,
+        host=lambda w, input: f"--host {shlex.quote(str(input.host[0]))}" if len(input.host) else "",
     shell:
-        "rm -f {log}; {params.py} -m qlab run-job {input.job:q} --out $(dirname {output.run:q}) --log {log:q}"
+        "rm -f {log}; python3 -m qlab run-job {input.job:q} --out $(dirname {output.run:q}) --log {log:q} {params.host}"
 
 
 # What the report shows of a scenario besides its runs: the resolved
@@ -70,10 +88,9 @@ rule collect:
         f"{RESULTS}/logs/collect/{{paper}}/{{name}}/{{backend}}.log",
     threads: 1
     params:
-        py=PY,
         sweep=lambda w: ",".join(resolved_doc(w)["sweep"]) or "-",
         tables=lambda w: ",".join(resolved_doc(w)["trace"].get("collect", [])) or "-",
         runs=lambda w, input: " ".join(str(Path(r).parent) for r in input.runs if r.endswith("run.json")),
     shell:
-        "{params.py} -m qlab collect --out $(dirname {output.flows:q}) --sweep {params.sweep}"
+        "python3 -m qlab collect --out $(dirname {output.flows:q}) --sweep {params.sweep}"
         " --tables {params.tables} {params.runs} > {log} 2>&1"

@@ -65,12 +65,25 @@ class Backend(abc.ABC):
         problem naming the field; empty when it can run it."""
         return []
 
+    # Whether its hosts are prepared once per reproduction (`prepare`, the
+    # workflow's prepare_host rule) rather than by every run.
+    prepares_host: bool = False
+    host_inputs: tuple[str, ...] = ()
+
+    def prepare(self, log: Path | None) -> dict[str, Any]:
+        """Check and prepare the machines the backend runs on, once for many
+        runs; return what the runs need to know of them (`run(host=...)`)."""
+        return {}
+
     @abc.abstractmethod
-    def run(self, job_file: Path, workdir: Path, log: Path | None) -> dict[str, Any]:
+    def run(
+        self, job_file: Path, workdir: Path, log: Path | None, host: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Run one plan, writing the raw facts (flow_facts.csv, queue_facts.csv,
         packet_facts.csv when trace.packets) into workdir; return the runner's
         facts (end_ns, versions, wall_time_s; emulators valid, invalid_reasons,
-        fidelity)."""
+        fidelity). `host`: what `prepare` returned, when the hosts were
+        prepared for this run (None: the run prepares what it needs)."""
 
 
 def run_runner(

@@ -32,6 +32,7 @@ from qlab import paths
 from qlab.backends.base import Backend, BackendError
 
 PLAYBOOK = paths.ROOT / "playbooks" / "run-job.yml"
+PREPARE_PLAYBOOK = paths.ROOT / "playbooks" / "prepare-host.yml"
 INVENTORY = Path(os.environ.get("QLAB_MININET_INVENTORY", paths.ROOT / "inventories" / "localhost.yml"))
 HELPER = paths.ROOT / "disciplines" / "emu" / "qlab_mn_run.py"
 EMU_SOURCES = paths.ROOT / "disciplines" / "emu" / "qlab-emu.c"
@@ -226,12 +227,68 @@ class MininetBackend(Backend):
             "the qlab-emu sources": EMU_SOURCES,
         }
 
-    def run(self, job_file: Path, workdir: Path, log: Path | None) -> dict[str, Any]:
+    prepares_host = True
+    # What a preparation depends on (globs at the checkout's root): a change
+    # prepares the host again, and so reruns the runs that used it.
+    host_inputs = (
+        "playbooks/prepare-host.yml",
+        "roles/emu_preflight/*/*.yml",
+        "roles/emu_host/*/*.yml",
+        "disciplines/emu/Makefile",
+        "disciplines/emu/*.[ch]",
+        "disciplines/core/sources.mk",
+        "disciplines/core/*.[ch]",
+    )
+
+    def prepare(self, log: Path | None) -> dict[str, Any]:
+        """The emulation host checked and prepared once (playbooks/prepare-host.yml:
+        roles emu_preflight and emu_host), for every run of a reproduction:
+        the runs then only run (role emu_run). Returns the qlab-emu the runs use."""
         self.check_tools()
-        extra = {"qlab_job": str(Path(job_file).resolve()), "qlab_out": str(Path(workdir).resolve())}
-        if os.environ.get("QLAB_EMU"):  # a qlab-emu already built (the emu image's)
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="qlab-host-") as tmp:
+            facts_file = Path(tmp) / "host.json"
+            extra: dict[str, Any] = {"qlab_host_facts": str(facts_file)}
+            if os.environ.get("QLAB_EMU"):  # a qlab-emu already built (the emu image's)
+                extra["qlab_emu"] = os.environ["QLAB_EMU"]
+            self._play(PREPARE_PLAYBOOK, extra, log, "preparing the emulation host")
+            try:
+                facts = json.loads(facts_file.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                raise BackendError(f"{PREPARE_PLAYBOOK.name} wrote no readable host facts: {exc}") from None
+        if not isinstance(facts, dict) or not facts.get("emu"):
+            raise BackendError(f"{PREPARE_PLAYBOOK.name} named no qlab-emu in its host facts: {facts!r}")
+        return {"emu": facts["emu"], "inventory": str(INVENTORY), "ansible-core": _ansible_version()}
+
+    def run(
+        self, job_file: Path, workdir: Path, log: Path | None, host: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        self.check_tools()
+        extra: dict[str, Any] = {
+            "qlab_job": str(Path(job_file).resolve()),
+            "qlab_out": str(Path(workdir).resolve()),
+        }
+        if host:  # prepared once for the reproduction: run only
+            extra["qlab_prepared"] = True
+            extra["qlab_emu"] = host["emu"]
+        elif os.environ.get("QLAB_EMU"):  # a qlab-emu already built (the emu image's)
             extra["qlab_emu"] = os.environ["QLAB_EMU"]
-        cmd = [str(_ansible_playbook()), "-i", str(INVENTORY), str(PLAYBOOK), "-e", json.dumps(extra)]
+        t0 = time.monotonic()
+        self._play(PLAYBOOK, extra, log, f"the mininet run of {job_file}")
+        try:
+            facts = json.loads((workdir / "runner.json").read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise BackendError(f"the mininet run wrote no readable runner.json in {workdir}: {exc}") from None
+        facts.setdefault("versions", {})["ansible-core"] = _ansible_version()
+        # The whole launch (Ansible, Mininet set-up and teardown), beside the
+        # helper's own wall_time_s; emu-summary.json stays with the traces.
+        facts["launch_wall_s"] = round(time.monotonic() - t0, 3)
+        return facts
+
+    def _play(self, playbook: Path, extra: dict[str, Any], log: Path | None, what: str) -> None:
+        """ansible-playbook on the inventory, its output appended to log."""
+        cmd = [str(_ansible_playbook()), "-i", str(INVENTORY), str(playbook), "-e", json.dumps(extra)]
         env = dict(
             os.environ,
             ANSIBLE_NOCOLOR="1",
@@ -240,7 +297,6 @@ class MininetBackend(Backend):
             ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
             ANSIBLE_CONFIG=str(paths.ROOT / "playbooks" / "ansible.cfg"),
         )
-        t0 = time.monotonic()
         with open(log, "ab") if log else open(os.devnull, "wb") as out:
             # Ansible's workers make themselves session leaders, so killing
             # this job's process group does not reach them: ansible-playbook
@@ -264,25 +320,15 @@ class MininetBackend(Backend):
                 rc = proc.wait()
             except _Interrupted:
                 self._kill_tree(proc)
-                raise BackendError(f"mininet run of {job_file} interrupted") from None
+                raise BackendError(f"{what} interrupted") from None
             finally:
                 for s, h in old.items():
                     signal.signal(s, h)
         if rc != 0:
             tail = log.read_text(errors="replace").strip().splitlines()[-15:] if log else []
             raise BackendError(
-                f"ansible-playbook failed on {job_file} (exit {rc})"
-                + (":\n  " + "\n  ".join(tail) if tail else "")
+                f"ansible-playbook failed: {what} (exit {rc})" + (":\n  " + "\n  ".join(tail) if tail else "")
             )
-        try:
-            facts = json.loads((workdir / "runner.json").read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise BackendError(f"the mininet run wrote no readable runner.json in {workdir}: {exc}") from None
-        facts.setdefault("versions", {})["ansible-core"] = _ansible_version()
-        # The whole launch (Ansible, Mininet set-up and teardown), beside the
-        # helper's own wall_time_s; emu-summary.json stays with the traces.
-        facts["launch_wall_s"] = round(time.monotonic() - t0, 3)
-        return facts
 
     @staticmethod
     def _kill_tree(proc: subprocess.Popen) -> None:

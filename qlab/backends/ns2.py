@@ -70,7 +70,9 @@ class Ns2Backend(Backend):
             Ns2Backend._check = _runner_check()
         return Ns2Backend._check(plan)
 
-    def run(self, job_file: Path, workdir: Path, log: Path | None) -> dict[str, Any]:
+    def run(
+        self, job_file: Path, workdir: Path, log: Path | None, host: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         self.check_tools()
         cmd = [sys.executable, str(RUNNER), str(job_file), str(workdir), "--ns", str(NS2)]
         return run_runner("qlab-ns2-run", cmd, job_file, workdir, log)

@@ -37,7 +37,9 @@ class Ns3Backend(Backend):
     def tools(self) -> dict[str, Path]:
         return {"the ns-3 runner qlab-ns3-run": paths.NS3_RUNNER}
 
-    def run(self, job_file: Path, workdir: Path, log: Path | None) -> dict[str, Any]:
+    def run(
+        self, job_file: Path, workdir: Path, log: Path | None, host: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         self.check_tools()
         cmd = [str(paths.NS3_RUNNER), str(job_file), str(workdir)]
         return run_runner("qlab-ns3-run", cmd, job_file, workdir, log)
