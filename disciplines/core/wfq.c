@@ -83,14 +83,6 @@ struct qcore_deq wfq_select(struct wfq_vars *v, const u32 *quantum_bytes,
 	return d;
 }
 
-void wfq_charge(struct wfq_vars *v, u32 band, u32 len)
-{
-	if (band >= QCORE_MAX_BANDS)
-		return;
-	v->credit_bytes[band] = v->credit_bytes[band] > len ?
-				v->credit_bytes[band] - len : 0;
-}
-
 int wfq_check_list(const char *name, const u32 *list, u32 nclasses,
 		   char *err, size_t errlen)
 {
