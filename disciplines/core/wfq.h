@@ -69,9 +69,37 @@ void wfq_vars_init(struct wfq_vars *v);
  * quantum_bytes[0..nclasses-1] are the W[i].  QCORE_DEQ_EMPTY (and no
  * refill) when every class is empty.
  */
-struct qcore_deq wfq_select(struct wfq_vars *v, const u32 *quantum_bytes,
-			    u32 nclasses, u32 maxs_bytes,
-			    const struct qcore_band_view *bands);
+struct qcore_deq wfq_select_refill(struct wfq_vars *v, const u32 *quantum_bytes,
+				   u32 nclasses, u32 maxs_bytes,
+				   const struct qcore_band_view *bands, u32 first);
+
+/*
+ * Inline, the common case: the first backlogged class's head fits now
+ * (r = 0: it wins, nothing is refilled).  Otherwise the rounds, out of
+ * line (wfq.c), from that class on.
+ */
+static inline struct qcore_deq wfq_select(struct wfq_vars *v,
+					  const u32 *quantum_bytes,
+					  u32 nclasses, u32 maxs_bytes,
+					  const struct qcore_band_view *bands)
+{
+	struct qcore_deq d = { QCORE_DEQ_EMPTY, 0, QCORE_REASON_NONE };
+	u32 i;
+
+	if (nclasses > QCORE_MAX_BANDS)
+		nclasses = QCORE_MAX_BANDS;
+	for (i = 0; i < nclasses; i++) {
+		if (!bands[i].backlog_pkts)
+			continue;
+		if (bands[i].head_len >= v->credit_bytes[i])
+			return wfq_select_refill(v, quantum_bytes, nclasses,
+						 maxs_bytes, bands, i);
+		d.action = QCORE_DEQ_SERVE;
+		d.band = (u8)i;
+		return d;
+	}
+	return d;
+}
 
 /*
  * The head of `band` (len bytes) was sent: S[band] -= len, floored at 0.
