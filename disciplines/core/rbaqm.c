@@ -325,8 +325,8 @@ static u64 rbaqm_served_bps(const struct rbaqm_params *p,
  * kept until the next dequeued(): arrivals in between (every other class's
  * c_j with fair_share) reuse it.
  */
-static void rbaqm_refresh_basic(const struct rbaqm_params *p,
-				struct rbaqm_vars *v, u32 j)
+static inline void rbaqm_refresh_basic(const struct rbaqm_params *p,
+				       struct rbaqm_vars *v, u32 j)
 {
 	u64 s_j = rbaqm_served_bps(p, v, j);
 
