@@ -142,7 +142,7 @@ void rbaqm_params_init(struct rbaqm_params *p)
 }
 
 /* S * part / total (bit/s), 0 when part = 0, S when part >= total. */
-static u64 rbaqm_share_bps(u64 s_bps, u64 part, u64 total)
+static inline u64 rbaqm_share_bps(u64 s_bps, u64 part, u64 total)
 {
 	if (!part || !total)
 		return 0;
