@@ -142,7 +142,7 @@ void rbaqm_params_init(struct rbaqm_params *p)
 }
 
 /* S * part / total (bit/s), 0 when part = 0, S when part >= total. */
-static u64 rbaqm_share_bps(u64 s_bps, u64 part, u64 total)
+static inline u64 rbaqm_share_bps(u64 s_bps, u64 part, u64 total)
 {
 	if (!part || !total)
 		return 0;
@@ -325,8 +325,8 @@ static u64 rbaqm_served_bps(const struct rbaqm_params *p,
  * kept until the next dequeued(): arrivals in between (every other class's
  * c_j with fair_share) reuse it.
  */
-static void rbaqm_refresh_basic(const struct rbaqm_params *p,
-				struct rbaqm_vars *v, u32 j)
+static inline void rbaqm_refresh_basic(const struct rbaqm_params *p,
+				       struct rbaqm_vars *v, u32 j)
 {
 	u64 s_j = rbaqm_served_bps(p, v, j);
 
@@ -379,15 +379,18 @@ static bool rbaqm_other_bottlenecked(const struct rbaqm_params *p,
 	return *x_now >= c_j;
 }
 
-u64 rbaqm_capacity_bps(const struct rbaqm_params *p, struct rbaqm_vars *v,
-		       u32 i, u64 x_i_bps, u64 now_ns)
+/*
+ * F_i (eq. 5) for class i, bottlenecked (x_i >= c_i).  Out of line: the
+ * common arrival (x_i < c_i) then pays neither this loop nor the
+ * registers it needs.
+ */
+static qcore_noinline u64 rbaqm_fair_share_bps(const struct rbaqm_params *p,
+					       struct rbaqm_vars *v, u32 i,
+					       u64 now_ns)
 {
-	u64 c_i = rbaqm_basic_capacity_bps(p, v, i);
 	u64 sum_w_bottlenecked, sum_x_free = 0, x_j;
 	u32 j, n = p->classes < QCORE_MAX_BANDS ? p->classes : QCORE_MAX_BANDS;
 
-	if (!p->fair_share || x_i_bps < c_i)
-		return c_i;
 	/* Class i itself is bottlenecked (x_i >= c_i). */
 	sum_w_bottlenecked = v->quantum_bytes[i];
 	for (j = 0; j < n; j++) {
@@ -401,6 +404,23 @@ u64 rbaqm_capacity_bps(const struct rbaqm_params *p, struct rbaqm_vars *v,
 	}
 	return rbaqm_share_bps(p->rate_bps > sum_x_free ? p->rate_bps - sum_x_free : 0,
 			       v->quantum_bytes[i], sum_w_bottlenecked);
+}
+
+static inline u64 rbaqm_capacity(const struct rbaqm_params *p,
+				 struct rbaqm_vars *v, u32 i, u64 x_i_bps,
+				 u64 now_ns)
+{
+	u64 c_i = rbaqm_basic_capacity_bps(p, v, i);
+
+	if (!p->fair_share || x_i_bps < c_i)
+		return c_i;
+	return rbaqm_fair_share_bps(p, v, i, now_ns);
+}
+
+u64 rbaqm_capacity_bps(const struct rbaqm_params *p, struct rbaqm_vars *v,
+		       u32 i, u64 x_i_bps, u64 now_ns)
+{
+	return rbaqm_capacity(p, v, i, x_i_bps, now_ns);
 }
 
 /* (a * b) >> 32 for a <= 2^48, b < 2^42 (no overflow below 2^59). */
@@ -475,7 +495,7 @@ static struct qcore_decision rbaqm_enqueue(const void *params, void *vars,
 	x = rbaqm_rate_with(p, v, i, pkt->len, pkt->now_ns);
 	if (p->rate_estimate == RBAQM_RATE_OFFERED)
 		rbaqm_store_rate(v, i, x, pkt->now_ns);
-	v->c_bps[i] = rbaqm_capacity_bps(p, v, i, x, pkt->now_ns);
+	v->c_bps[i] = rbaqm_capacity(p, v, i, x, pkt->now_ns);
 	target = red_mul_q32(v->c_bps[i], v->u_q32[i]);
 	/* A step cannot move P beyond the bound it already sits at. */
 	if (x >= target) {	/* U(0) = +1 (eq. 6.2) */

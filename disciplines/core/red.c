@@ -133,19 +133,24 @@ static void red_reset(const void *params, void *vars)
 	red_vars_init(vars, params);
 }
 
+/* avg after an idle period (red.h); out of line, the rarer arrival. */
+static qcore_noinline void red_idle_decay(const struct red_params *p,
+					  struct red_vars *v, u64 now_ns)
+{
+	u64 m = now_ns > v->idle_since_ns ?
+		qcore_div64(now_ns - v->idle_since_ns, p->pkt_time_ns) : 0;
+
+	v->avg = red_mul_q32(v->avg, red_pow_q32(RED_ONE_Q32 - v->w_q32, m));
+	/* Keep the partial packet time for the next idle arrival. */
+	v->idle_since_ns += m * p->pkt_time_ns;
+}
+
 /* avg after this arrival, q packets queued before it (red.h). */
 static void red_update_avg(const struct red_params *p, struct red_vars *v,
 			   u32 q, u64 now_ns)
 {
-	u64 m;
-
 	if (v->idle && q == 0 && p->pkt_time_ns) {
-		m = now_ns > v->idle_since_ns ?
-		    qcore_div64(now_ns - v->idle_since_ns, p->pkt_time_ns) : 0;
-		v->avg = red_mul_q32(v->avg,
-				     red_pow_q32(RED_ONE_Q32 - v->w_q32, m));
-		/* Keep the partial packet time for the next idle arrival. */
-		v->idle_since_ns += m * p->pkt_time_ns;
+		red_idle_decay(p, v, now_ns);
 		return;
 	}
 	v->avg = red_ewma(v->avg, (u64)q << RED_AVG_SHIFT, v->w_q32);
@@ -165,6 +170,46 @@ static u64 red_p_b(const struct red_params *p, u64 avg)
 			      (u64)RED_PPM * max_q);
 }
 
+/*
+ * The AQM's verdict for avg >= min (count updated): a forced drop, or the
+ * early-drop draw.  Out of line: the arrival below min, the common case,
+ * then needs few registers.
+ */
+static qcore_noinline struct qcore_decision red_aqm(const struct red_params *p,
+						    struct red_vars *v,
+						    struct red_stats *st,
+						    struct qcore_rng *rng)
+{
+	struct qcore_decision d = { QCORE_QUEUE, 0, QCORE_REASON_NONE };
+	u64 max_q = (u64)p->max_pkts << RED_AVG_SHIFT;
+	u64 forced_q = p->gentle ? 2 * max_q : max_q;
+	bool early = false;
+	u64 p_a;
+
+	if (v->avg >= forced_q) {
+		v->count = 0;
+		d.verdict = QCORE_DROP;
+		d.reason = QCORE_REASON_AQM;
+		st->forced++;
+		return d;
+	}
+	p_a = red_uniform_q32(red_p_b(p, v->avg), v->count);
+	if (p_a >= RED_ONE_Q32)
+		early = true;
+	else if (p_a)	/* only a genuinely random decision draws */
+		early = qcore_rng_u32(rng) < p_a;
+	v->count = early ? 0 : v->count + 1;
+	if (early) {
+		if (p->ecn) {
+			d.verdict = QCORE_MARK;
+		} else {
+			d.verdict = QCORE_DROP;
+			d.reason = QCORE_REASON_AQM;
+		}
+	}
+	return d;
+}
+
 static struct qcore_decision red_enqueue(const void *params, void *vars,
 					 void *stats,
 					 const struct qcore_pkt *pkt,
@@ -175,36 +220,13 @@ static struct qcore_decision red_enqueue(const void *params, void *vars,
 	struct red_vars *v = vars;
 	struct red_stats *st = stats;
 	struct qcore_decision d = { QCORE_QUEUE, 0, QCORE_REASON_NONE };
-	u64 max_q = (u64)p->max_pkts << RED_AVG_SHIFT;
-	u64 forced_q = p->gentle ? 2 * max_q : max_q;
 	u32 q = bands[0].backlog_pkts;
-	bool early = false;
-	u64 p_a;
 
 	red_update_avg(p, v, q, pkt->now_ns);
-	if (v->avg < ((u64)p->min_pkts << RED_AVG_SHIFT)) {
+	if (v->avg < ((u64)p->min_pkts << RED_AVG_SHIFT))
 		v->count = 0;
-	} else if (v->avg >= forced_q) {
-		v->count = 0;
-		d.verdict = QCORE_DROP;
-		d.reason = QCORE_REASON_AQM;
-		st->forced++;
-	} else {
-		p_a = red_uniform_q32(red_p_b(p, v->avg), v->count);
-		if (p_a >= RED_ONE_Q32)
-			early = true;
-		else if (p_a)	/* only a genuinely random decision draws */
-			early = qcore_rng_u32(rng) < p_a;
-		v->count = early ? 0 : v->count + 1;
-		if (early) {
-			if (p->ecn) {
-				d.verdict = QCORE_MARK;
-			} else {
-				d.verdict = QCORE_DROP;
-				d.reason = QCORE_REASON_AQM;
-			}
-		}
-	}
+	else
+		d = red_aqm(p, v, st, rng);
 	if (d.verdict != QCORE_DROP && q >= p->limit_pkts) {
 		d.verdict = QCORE_DROP;
 		d.reason = QCORE_REASON_OVERFLOW;

@@ -33,32 +33,31 @@ static u32 wfq_rounds_to_fit(u32 len, u32 s, u32 w, u32 maxs)
 	return r <= wfq_rounds_to_cap(s, w, maxs) ? r : WFQ_NEVER;
 }
 
-struct qcore_deq wfq_select(struct wfq_vars *v, const u32 *quantum_bytes,
-			    u32 nclasses, u32 maxs_bytes,
-			    const struct qcore_band_view *bands)
+/*
+ * wfq_select() from `first`, the first backlogged class, whose head does
+ * not fit now: the rounds of Fig. 2 in closed form (wfq.h).  Classes
+ * before `first` are empty.
+ */
+struct qcore_deq wfq_select_refill(struct wfq_vars *v, const u32 *quantum_bytes,
+				   u32 nclasses, u32 maxs_bytes,
+				   const struct qcore_band_view *bands, u32 first)
 {
-	struct qcore_deq d = { QCORE_DEQ_EMPTY, 0, QCORE_REASON_NONE };
-	u32 i, best = WFQ_NEVER, first_backlogged = WFQ_NEVER;
+	struct qcore_deq d = { QCORE_DEQ_SERVE, 0, QCORE_REASON_NONE };
+	u32 i, best = WFQ_NEVER;
 
-	if (nclasses > QCORE_MAX_BANDS)
-		nclasses = QCORE_MAX_BANDS;
-	for (i = 0; i < nclasses; i++) {
+	for (i = first; i < nclasses; i++) {
 		u32 r;
 
 		if (!bands[i].backlog_pkts)
 			continue;
 		/*
 		 * r = 0: no earlier class had r = 0 (we would have returned),
-		 * so this one wins and nothing is refilled.  The common case
-		 * costs no division.
+		 * so this one wins and nothing is refilled.
 		 */
 		if (bands[i].head_len < v->credit_bytes[i]) {
-			d.action = QCORE_DEQ_SERVE;
 			d.band = (u8)i;
 			return d;
 		}
-		if (first_backlogged == WFQ_NEVER)
-			first_backlogged = i;
 		r = wfq_rounds_to_fit(bands[i].head_len, v->credit_bytes[i],
 				      quantum_bytes[i], maxs_bytes);
 		/* Strict "<": the lowest class wins a tie, as the scan does. */
@@ -67,11 +66,8 @@ struct qcore_deq wfq_select(struct wfq_vars *v, const u32 *quantum_bytes,
 			d.band = (u8)i;
 		}
 	}
-	if (first_backlogged == WFQ_NEVER)
-		return d;
-	d.action = QCORE_DEQ_SERVE;
 	if (best == WFQ_NEVER)
-		d.band = (u8)first_backlogged;	/* oversize heads (wfq.h) */
+		d.band = (u8)first;	/* oversize heads (wfq.h) */
 	for (i = 0; i < nclasses; i++) {
 		u32 w = quantum_bytes[i];
 		u32 r = wfq_rounds_to_cap(v->credit_bytes[i], w, maxs_bytes);
@@ -81,14 +77,6 @@ struct qcore_deq wfq_select(struct wfq_vars *v, const u32 *quantum_bytes,
 		v->credit_bytes[i] += r * w;
 	}
 	return d;
-}
-
-void wfq_charge(struct wfq_vars *v, u32 band, u32 len)
-{
-	if (band >= QCORE_MAX_BANDS)
-		return;
-	v->credit_bytes[band] = v->credit_bytes[band] > len ?
-				v->credit_bytes[band] - len : 0;
 }
 
 int wfq_check_list(const char *name, const u32 *list, u32 nclasses,

@@ -69,12 +69,49 @@ void wfq_vars_init(struct wfq_vars *v);
  * quantum_bytes[0..nclasses-1] are the W[i].  QCORE_DEQ_EMPTY (and no
  * refill) when every class is empty.
  */
-struct qcore_deq wfq_select(struct wfq_vars *v, const u32 *quantum_bytes,
-			    u32 nclasses, u32 maxs_bytes,
-			    const struct qcore_band_view *bands);
+struct qcore_deq wfq_select_refill(struct wfq_vars *v, const u32 *quantum_bytes,
+				   u32 nclasses, u32 maxs_bytes,
+				   const struct qcore_band_view *bands, u32 first);
 
-/* The head of `band` (len bytes) was sent: S[band] -= len, floored at 0. */
-void wfq_charge(struct wfq_vars *v, u32 band, u32 len);
+/*
+ * Inline, the common case: the first backlogged class's head fits now
+ * (r = 0: it wins, nothing is refilled).  Otherwise the rounds, out of
+ * line (wfq.c), from that class on.
+ */
+static inline struct qcore_deq wfq_select(struct wfq_vars *v,
+					  const u32 *quantum_bytes,
+					  u32 nclasses, u32 maxs_bytes,
+					  const struct qcore_band_view *bands)
+{
+	struct qcore_deq d = { QCORE_DEQ_EMPTY, 0, QCORE_REASON_NONE };
+	u32 i;
+
+	if (nclasses > QCORE_MAX_BANDS)
+		nclasses = QCORE_MAX_BANDS;
+	for (i = 0; i < nclasses; i++) {
+		if (!bands[i].backlog_pkts)
+			continue;
+		if (bands[i].head_len >= v->credit_bytes[i])
+			return wfq_select_refill(v, quantum_bytes, nclasses,
+						 maxs_bytes, bands, i);
+		d.action = QCORE_DEQ_SERVE;
+		d.band = (u8)i;
+		return d;
+	}
+	return d;
+}
+
+/*
+ * The head of `band` (len bytes) was sent: S[band] -= len, floored at 0.
+ * Inline: a few instructions on every served packet.
+ */
+static inline void wfq_charge(struct wfq_vars *v, u32 band, u32 len)
+{
+	if (band >= QCORE_MAX_BANDS)
+		return;
+	v->credit_bytes[band] = v->credit_bytes[band] > len ?
+				v->credit_bytes[band] - len : 0;
+}
 
 /*
  * Per-class u32 lists (QCORE_PARAM_U32_LIST, "a:b:c", unused slots 0) as

@@ -78,11 +78,16 @@ void wred_stats_init(struct wred_stats *s)
  * Q44.20 cancels, and B_w < q 2^20 < 2^52 keeps 2^12 B_w below 2^64, so
  * one 64-bit division gives qcore_frac_q32(B_w, q 2^20) exactly.
  */
-u64 wred_prob_q32(u64 avg, u32 q_pkts)
+static inline u64 wred_prob(u64 avg, u32 q_pkts)
 {
 	if (avg >= (u64)q_pkts << RED_AVG_SHIFT)
 		return RED_ONE_Q32;
 	return qcore_div64(avg << (32 - RED_AVG_SHIFT), q_pkts);
+}
+
+u64 wred_prob_q32(u64 avg, u32 q_pkts)
+{
+	return wred_prob(avg, q_pkts);
 }
 
 static u32 wred_nbands(const void *params)
@@ -134,7 +139,7 @@ static struct qcore_decision wred_enqueue(const void *params, void *vars,
 
 	d.band = (u8)i;
 	v->avg[i] = red_ewma(v->avg[i], (u64)b << RED_AVG_SHIFT, v->w_q32);
-	prob = wred_prob_q32(v->avg[i], v->q_pkts[i]);
+	prob = wred_prob(v->avg[i], v->q_pkts[i]);
 	if (prob >= RED_ONE_Q32)
 		hit = true;
 	else if (prob)		/* only a genuinely random decision draws */
