@@ -76,3 +76,18 @@ summarise_backlog_series <- function(queues, packets, by, n_pkts = 300) {
     }) |>
     dplyr::ungroup()
 }
+
+#' Time-average total backlog (all bands) of each traced queue per run, over
+#' the samples at or after `warmup_s` (equally spaced samples: their mean).
+#'
+#' @return `by`, `queue`, `total_backlog_pkts`.
+summarise_total_backlog <- function(queues, by, warmup_s = 0) {
+  require_columns(queues, c(by, "time_s", "queue", "band", "backlog_pkts"), "total backlog")
+  kept <- dplyr::filter(queues, .data$time_s >= warmup_s)
+  if (nrow(kept) == 0) stop(sprintf("total backlog: no queue sample at or after the warm-up (%g s)", warmup_s))
+  kept |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "queue", "time_s")))) |>
+    dplyr::summarise(total = sum(.data$backlog_pkts), .groups = "drop") |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "queue")))) |>
+    dplyr::summarise(total_backlog_pkts = mean(.data$total), .groups = "drop")
+}

@@ -65,3 +65,22 @@ summarise_useful_throughput <- function(packets, flows, by, band, group, edges, 
     }) |>
     dplyr::ungroup()
 }
+
+#' Useful throughput of every band of every traced queue per run, with the
+#' paper's 50 ms deadline, over the dequeues from `warmup_s` to the run's
+#' last event.
+#'
+#' @param packets Collected packets table (`time_s`, `queue`, `event`, `band`, `len_bytes`, `sojourn_s`).
+#' @param end_s The runs' end, per run: a table of `by` and `sim_end_s`.
+#' @return `by`, `queue`, `band`, `useful_50ms_bps`.
+summarise_useful_50ms <- function(packets, by, ends, warmup_s = 0) {
+  require_columns(packets, c(by, "time_s", "queue", "event", "band", "len_bytes", "sojourn_s"), "useful throughput")
+  require_columns(ends, c(by, "sim_end_s"), "useful throughput")
+  packets |>
+    dplyr::filter(.data$event == "deq", .data$time_s >= warmup_s) |>
+    dplyr::inner_join(dplyr::select(ends, dplyr::all_of(c(by, "sim_end_s"))), by = by) |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "queue", "band")))) |>
+    dplyr::summarise(useful_50ms_bps = useful_rate_bps(.data$sojourn_s, .data$len_bytes, 0.05,
+                                                       dplyr::first(.data$sim_end_s) - warmup_s),
+                     .groups = "drop")
+}

@@ -23,3 +23,10 @@ test_that("the backlog series sums the bands per sample and carries the last arr
   expect_equal(series$backlog_pkts, c(0, 3, 0))
   expect_equal(series$backlog_avg_pkts, c(NA, 1.5, 1.5))
 })
+
+test_that("total backlog: the mean over samples after the warm-up of the sum over bands", {
+  queues <- tibble::tibble(seed = 1L, queue = "x:L", time_s = c(0, 0, 1, 1, 2, 2), band = rep(c(0L, 1L), 3),
+                           backlog_pkts = c(50, 50, 2, 1, 4, 1))
+  expect_equal(summarise_total_backlog(queues, "seed", warmup_s = 1)$total_backlog_pkts, 4) # (3 + 5) / 2
+  expect_error(summarise_total_backlog(queues, "seed", warmup_s = 3), "no queue sample")
+})

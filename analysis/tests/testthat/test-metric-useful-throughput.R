@@ -26,3 +26,11 @@ test_that("useful throughput per run and bin counts one band's dequeues within t
   expect_equal(useful$bin, c("1-2", "2-3"))
   expect_equal(useful$useful_bps, c(8000, 16000 / 3))
 })
+
+test_that("useful 50 ms throughput per run and band, from the warm-up to the run's end", {
+  packets <- tibble::tibble(seed = 1L, queue = "x:L", time_s = c(0.5, 1.5, 2.5, 3.5), event = "deq",
+                            band = c(0L, 0L, 0L, 1L), len_bytes = 1000L, sojourn_s = c(0.01, 0.01, 0.07, 0.01))
+  useful <- summarise_useful_50ms(packets, "seed", tibble::tibble(seed = 1L, sim_end_s = 5), warmup_s = 1)
+  # band 0 after 1 s: one of two packets within 50 ms, over 4 s
+  expect_equal(useful$useful_50ms_bps, c(8000 / 4, 8000 / 4))
+})
