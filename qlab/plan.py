@@ -264,15 +264,20 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
     for group, n in group_counts(doc["workload"], where, seed):
         spec = doc["workload"]["groups"][group]
         app = spec.get("app", "bulk")
-        for _ in range(n):
+        spacing = float(spec.get("start_spacing_s", 0.0))
+        for k in range(n):
             flow = {
                 "flow_id": len(flows),
                 "app": app,
                 "group": group,
                 "cls": spec.get("cls", 0),
                 "prec": spec.get("prec", 0),
+                # a ramp: the group's k-th flow k spacings after its offset
                 "start_s": round(
-                    spec.get("start_offset_s", 0.0) + (rng.uniform(0.0, jitter) if jitter > 0 else 0.0), 9
+                    spec.get("start_offset_s", 0.0)
+                    + k * spacing
+                    + (rng.uniform(0.0, jitter) if jitter > 0 else 0.0),
+                    9,
                 ),
             }
             if app == POISSON:
@@ -295,6 +300,15 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
                 )
             else:
                 flow.update(seg_bytes=spec["seg_bytes"], bytes=spec["task_bytes"])
+                if "stop_s" in spec:
+                    if float(spec["stop_s"]) <= flow["start_s"]:
+                        raise PlanError(
+                            [
+                                f"{where}: workload.groups.{group}.stop_s: {spec['stop_s']} s is not after "
+                                f"the start of its flow {flow['flow_id']} ({flow['start_s']} s)"
+                            ]
+                        )
+                    flow["stop_s"] = float(spec["stop_s"])
             flows.append(flow)
     for group, spec in doc["workload"]["groups"].items():
         if spec.get("app") == "web":
@@ -478,6 +492,8 @@ def build_workload(doc: dict[str, Any], seed: int, where: str) -> dict[str, Any]
             )
         else:
             flow.update(seg_bytes=f["seg_bytes"], bytes=int(f["bytes"]))
+            if "stop_s" in f:
+                flow["stop_ns"] = ns(f["stop_s"])
         flows.append(flow)
     return {"graph": graph, "flows": flows}
 
@@ -810,6 +826,8 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
             if (end, proto, port) in ports:
                 out.append(f"{where}: port {port}/{proto} is used twice on host {end}")
             ports.add((end, proto, port))
+        if "stop_ns" in f and f["stop_ns"] <= f["start_ns"]:
+            out.append(f"{where}.stop_ns: expected after start_ns ({f['start_ns']}), got {f['stop_ns']}")
         if f["app"] in UDP_APPS:
             if f["pkt_bytes"] > min(links[lid]["mtu_bytes"] for _, lid in adj.get(f["src"], [])):
                 out.append(f"{where}.pkt_bytes: larger than the link MTU")

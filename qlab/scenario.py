@@ -523,8 +523,9 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
                     )
                 )
         wrong = {
-            "web": ("task_bytes", *UDP_FIELDS[:-1], *ONOFF_FIELDS),
-            "bulk": (*UDP_FIELDS, *ONOFF_FIELDS, *WEB_FIELDS),
+            "web": ("task_bytes", "start_spacing_s", *UDP_FIELDS[:-1], *ONOFF_FIELDS),
+            # a bulk group may stop (stop_s): its senders stop mid-transfer
+            "bulk": (*UDP_FIELDS[:-1], *ONOFF_FIELDS, *WEB_FIELDS),
             # on/off sources may shape their periods as Pareto (pareto_shape)
             "onoff": (*BULK_FIELDS, *(f for f in WEB_FIELDS if f != "pareto_shape")),
             "voip": (*BULK_FIELDS, *(f for f in WEB_FIELDS if f != "pareto_shape")),

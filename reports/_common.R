@@ -253,7 +253,9 @@ plot_item <- function(ctx, id) {
     improvement_frequency = plot_improvement_frequency(table, item$x_label, item$y_label,
                                                        frequency_bins(unlist(item$bins))$label),
     metric_by_series = plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, item_metric_labels(item),
-                                             item_reference(ctx, item))
+                                             item_reference(ctx, item)),
+    time_series = plot_time_series(table, item$x_label, item$y_label, item_metric_labels(item), item$y_scale %||% 1),
+    useful_vs_sessions = plot_metric_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1)
   )
 }
 
@@ -560,6 +562,10 @@ print_table_item <- function(ctx, id) {
                              "tests/test_papers.py checks them against the catalogue)."), item$label, item$caption, ctx$paper)
     print_html(knitr::kable(table, format = "html", escape = FALSE, caption = htmltools::htmlEscape(caption),
                             table.attr = "class=\"table table-sm qlab-table\""))
+    return(invisible())
+  }
+  if (item$kind == "table_scenario") {
+    print_scenario_table(ctx, item)
     return(invisible())
   }
   computed <- item_model_table(item)

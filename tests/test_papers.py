@@ -254,6 +254,37 @@ def test_every_catalogue_item_of_a_paper_is_listed_once():
                 )
 
 
+@pytest.mark.skipif(not CATALOGUE.is_file(), reason=f"the figure catalogue {CATALOGUE} is not here")
+def test_every_catalogue_item_appears_on_its_page():
+    """Every catalogued item of a paper with a spec is on a rendered page: an
+    item on the page that prints its items (print_items shows each id under
+    its heading), a pending one on the paper's page, which lists them
+    (print_pending_items); a produced item names exactly one producer."""
+    catalogue = {p["key"]: p for p in load(CATALOGUE)["papers"]}
+    rendered = {Path(p).stem for p in load(REPORTS / "_quarto.yml")["project"]["render"]}
+    for paper, spec in specs().items():
+        if paper not in catalogue:
+            continue
+        ours = {item["id"]: item for item in spec["items"]}
+        for entry in catalogue[paper]["items"]:
+            cid = entry["id"]
+            if cid in ours:
+                item = ours[cid]
+                page = item.get("page", spec["page"])
+                producers = [k for k in ("scenario", "model", "table", "notation") if k in item]
+                assert len(producers) == 1 or (item["kind"] == "listing" and not producers), (
+                    f"papers/{paper}.yaml {cid}: exactly one producer (scenario, model, table or notation), "
+                    f"found {producers}"
+                )
+                wanted = f'print_items(ctx, "{page}")'
+            else:
+                page = spec["page"]
+                wanted = "print_pending_items(ctx)"
+            assert page in rendered, f"{cid}: page {page} is not rendered (reports/_quarto.yml)"
+            text = (REPORTS / f"{page}.qmd").read_text(encoding="utf-8")
+            assert wanted in text, f"{cid}: reports/{page}.qmd must call {wanted}"
+
+
 def catalogue_tables() -> dict[str, dict]:
     """The catalogue's table items, by id (empty without the catalogue)."""
     if not CATALOGUE.is_file():

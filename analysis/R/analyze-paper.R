@@ -24,11 +24,13 @@ selector_columns <- function() {
 # model table computed from analysis/R by a function of `analytic_tables()`
 # beside the paper's printed rows.
 figure_kinds <- c("metric_vs_x", "tasks_over_time", "paired_ratio_vs_x", "metric_by_series", "backend_ratio_vs_x",
-                  "tcp_worst_flow", "model_vs_x", "theory_vs_x", "improvement_frequency")
-table_kinds <- c("table_notation", "table_model")
+                  "tcp_worst_flow", "model_vs_x", "theory_vs_x", "improvement_frequency", "time_series",
+                  "useful_vs_sessions")
+# table_scenario: a table of a scenario's classes (analysis/R/rbaqm.R), from its resolved file
+table_kinds <- c("table_notation", "table_model", "table_scenario")
 item_kinds <- c("listing", "diagram", table_kinds, figure_kinds)
 # Figure kinds drawn from something other than the per-run metrics (metrics.R).
-kinds_without_metrics <- c("tasks_over_time", "tcp_worst_flow", "model_vs_x")
+kinds_without_metrics <- c("tasks_over_time", "tcp_worst_flow", "model_vs_x", "time_series", "useful_vs_sessions")
 # Figure kinds computed without any run: a paper's analytic model.
 kinds_without_runs <- "model_vs_x"
 
@@ -46,6 +48,9 @@ item_kind_fields <- list(
   model_vs_x = c("model", "x_label", "y_label"),
   table_notation = "notation",
   table_model = c("table", "paper_rows"),
+  table_scenario = c("scenario", "series"),
+  time_series = c("scenario", "metrics", "x_label", "y_label"),
+  useful_vs_sessions = c("scenario", "band", "group", "edges", "deadline_s", "x_label", "y_label"),
   theory_vs_x = c("scenario", "metrics", "x", "theory", "x_label", "y_label")
 )
 
@@ -97,10 +102,10 @@ check_item <- function(item, where) {
   if (length(missing) > 0) {
     stop(sprintf("%s: an item of kind %s must give %s", where, item$kind, paste0("`", missing, "`", collapse = ", ")))
   }
-  if (item$kind %in% figure_kinds && !item$kind %in% kinds_without_metrics) {
+  if ((item$kind %in% figure_kinds && !item$kind %in% kinds_without_metrics) || item$kind == "time_series") {
     item_selectors(item, where)
   }
-  if (item$kind %in% c(kinds_without_runs, table_kinds) && !is.null(item$scenario)) {
+  if (item$kind %in% c(kinds_without_runs, setdiff(table_kinds, "table_scenario")) && !is.null(item$scenario)) {
     stop(sprintf("%s: an item of kind %s runs nothing: it must not name a `scenario`", where, item$kind))
   }
   if (item$kind %in% kinds_without_runs && !item$model %in% names(analytic_models())) {
@@ -368,6 +373,8 @@ summarise_figure <- function(item, scenario_data) {
     improvement_frequency = summarise_improvement_frequency(item, scenario_data),
     tcp_worst_flow = summarise_tcp_worst_flow(item, scenario_data),
     theory_vs_x = summarise_theory_vs_x(item, scenario_data),
+    time_series = summarise_time_series(item, scenario_data),
+    useful_vs_sessions = summarise_useful_vs_sessions(item, scenario_data),
     stop(sprintf("figure %s: kind `%s` must be one of %s", item$id, item$kind,
                  paste(setdiff(figure_kinds, "backend_ratio_vs_x"), collapse = ", ")))
   )

@@ -72,8 +72,27 @@ metric_registry <- tibble::tribble(
   "ps_worst_fct_s", "group", "s", "summarise_processor_sharing",
   "worst completion time of the bulk tasks of a group (or of all) under processor sharing at the bottleneck rate: a lower bound",
   "tasks_completed", "", "tasks", "count_tasks_completed",
-  "tasks whose last byte has arrived by a time t (the tasks_over_time figures; a time series, not a per-run value)"
+  "tasks whose last byte has arrived by a time t (the tasks_over_time figures; a time series, not a per-run value)",
+  "total_backlog_pkts", "queue", "packets", "summarise_total_backlog",
+  "time-average of the packets queued in every band of a traced queue, after the warm-up (queues table)",
+  "useful_50ms_bps", "queue band", "bit/s", "summarise_useful_50ms",
+  "IP bits per second of a band's packets that left the queue within 50 ms of arriving, from the warm-up to the run's end (rbaqm Fig. 9's useful data; packets table)",
+  "phase_share_max_dev", "", "1", "summarise_phase_share",
+  "largest |rate / fair share - 1| of a class over the phases of a run in which two classes or more are active (second half of each phase), the fair shares weighted by W with non-bottlenecked classes keeping their demand (rbaqm eq. 5; packets table)",
+  "class_rate_bps", "queue band", "bit/s", "summarise_class_rates",
+  "IP bits per second a band (class) of a traced queue sent in each window of a stated length (rbaqm Figs. 4, 6, 8; a time series)",
+  "backlog_total_pkts", "queue", "packets", "summarise_backlog_series",
+  "packets queued in every band of a traced queue at each sample (rbaqm Figs. 5, 7; a time series)",
+  "backlog_avg_pkts", "queue", "packets", "summarise_backlog_series",
+  "mean total backlog found by the last n packets arriving at a traced queue (rbaqm's 'average backlog measured over 300 packets'; a time series)",
+  "useful_bps", "band", "bit/s", "summarise_useful_throughput",
+  "IP bits per second of a band's packets that left the queue within a deadline (rbaqm Fig. 9: 50 ms), per bin of sessions started"
 )
+
+# Registered metrics that are not one value per run (compute_run_metrics
+# leaves them out): time series and per-bin values, each computed by its own
+# function for its figure.
+series_metrics <- c("tasks_completed", "class_rate_bps", "backlog_total_pkts", "backlog_avg_pkts", "useful_bps")
 
 #' The key columns a registered metric's rows carry.
 metric_keys <- function(name) {

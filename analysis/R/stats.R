@@ -212,8 +212,12 @@ compute_run_metrics <- function(results, warmup_s = 0) {
   valid_only <- function(table) dplyr::anti_join(table, invalid, by = run_key_columns)
   queue_metrics <- NULL
   if (!is.null(results$queues)) {
-    queue_metrics <- longer(summarise_band_backlog(valid_only(results$queues), by, warmup_s),
-                            c(mean_backlog_pkts = "mean_backlog_pkts"), c("queue", "band"))
+    queue_metrics <- dplyr::bind_rows(
+      longer(summarise_band_backlog(valid_only(results$queues), by, warmup_s),
+             c(mean_backlog_pkts = "mean_backlog_pkts"), c("queue", "band")),
+      longer(summarise_total_backlog(valid_only(results$queues), by, warmup_s),
+             c(total_backlog_pkts = "total_backlog_pkts"), "queue")
+    )
   }
   sojourn_metrics <- NULL
   drop_metrics <- NULL
@@ -225,6 +229,23 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       longer(drops$drops, c(dropped_pkts = "dropped_pkts"), c("queue", "band", "reason")),
       longer(drops$ratios, c(drop_ratio = "drop_ratio"), c("queue", "band"))
     )
+    if ("len_bytes" %in% names(results$packets)) {
+      drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
+        summarise_useful_50ms(valid_only(results$packets), by, results$runs, warmup_s),
+        c(useful_50ms_bps = "useful_50ms_bps"), c("queue", "band")))
+    }
+    # classes switched on and off with WFQ weights (rbaqm Figs. 4, 8): every
+    # series weighted, and a phase with two classes or more
+    weights_of <- function(series) series_weights(results$scenario, series)
+    if (!is.null(results$scenario$workload$groups) && "len_bytes" %in% names(results$packets) &&
+        all(purrr::map_lgl(unique(runs$series), function(s) !is.null(weights_of(s))))) {
+      classes <- scenario_classes(results$scenario)
+      if (any(lengths(class_phases(classes)$active) >= 2)) {
+        drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
+          summarise_phase_share(valid_only(results$packets), by, classes, weights_of),
+          c(phase_share_max_dev = "phase_share_max_dev")))
+      }
+    }
   }
   # the processor-sharing reference needs the bottleneck's rate (a dumbbell's)
   capacity_bps <- results$scenario$topology$bottleneck_rate_bps

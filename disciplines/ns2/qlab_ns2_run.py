@@ -140,6 +140,12 @@ def check(plan: dict[str, Any]) -> list[str]:
             f"flows: app poisson (flow {poisson[0]}): ns-2's runner does not yet implement the "
             "contract's Poisson generator (docs/jobs.md); the ns3 backend does"
         )
+    stopped = [j for j, f in enumerate(plan["flows"]) if "stop_ns" in f]
+    if stopped:
+        out.append(
+            f"flows[{stopped[0]}].stop_ns: ns-2's runner does not yet stop a bulk flow mid-transfer "
+            "(docs/jobs.md, stop_ns); the ns3 backend does"
+        )
     tcp = plan["tcp"]
     if tcp.get("variant", "NewReno") != "NewReno":
         out.append(f"tcp.variant: ns-2's one-way TCP here is NewReno (or Sack1), not {tcp['variant']}")

@@ -140,6 +140,18 @@ QlabBulkSender::StopApplication()
 }
 
 void
+QlabBulkSender::Kill()
+{
+    NS_LOG_FUNCTION(this);
+    m_closed = true;
+    if (m_socket)
+    {
+        m_socket->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+        m_socket->Abort();
+    }
+}
+
+void
 QlabBulkSender::ConnectionSucceeded(Ptr<Socket> socket)
 {
     NS_LOG_FUNCTION(this << socket);

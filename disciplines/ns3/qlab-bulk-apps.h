@@ -68,6 +68,14 @@ class QlabBulkSender : public Application
     Ptr<QlabTcpSocket> GetSocket() const;
 
     /**
+     * Stop now, mid-transfer (the plan's stop_ns): hand TCP nothing more
+     * and abort the connection (QlabTcpSocket::Abort: one RST, then
+     * silence).  Safe to call before the connection exists or after it
+     * closed.
+     */
+    void Kill();
+
+    /**
      * \param changed called when the connection's state or its congestion
      * state changes, or a SYN or a data segment is sent again (set before
      * the application starts)

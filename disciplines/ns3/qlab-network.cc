@@ -410,6 +410,12 @@ Network::InstallApplications()
             // Nothing to deliver: done as it starts.
             Simulator::Schedule(NanoSeconds(f.startNs), &Network::FlowDone, this, i);
         }
+        else if (f.stopNs >= 0)
+        {
+            // Stopped mid-transfer (docs/jobs.md, stop_ns): done then.
+            Simulator::Schedule(NanoSeconds(f.stopNs), &QlabBulkSender::Kill, sender);
+            Simulator::Schedule(NanoSeconds(f.stopNs), &Network::FlowDone, this, i);
+        }
     }
 }
 

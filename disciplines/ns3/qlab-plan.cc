@@ -699,6 +699,14 @@ ParseFlows(const json& doc, Plan& plan, const std::unordered_map<std::string, ui
         {
             spec.segBytes = Uint(f, path, "seg_bytes", 1, kMaxSegBytes);
             spec.bytes = Uint(f, path, "bytes", 0, 1152921504606846975ULL);
+            if (f.contains("stop_ns"))
+            {
+                spec.stopNs = Ns(f, path, "stop_ns");
+                if (spec.stopNs <= spec.startNs)
+                {
+                    throw PlanError(path + ".stop_ns: expected after start_ns");
+                }
+            }
         }
         else
         {

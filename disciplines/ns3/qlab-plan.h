@@ -110,6 +110,7 @@ struct FlowSpec
     // bulk
     uint32_t segBytes = 0;
     uint64_t bytes = 0;
+    int64_t stopNs = -1; //!< bulk: the sender stops (aborts) here; -1: never
     // UDP
     uint32_t pktBytes = 0;
     int64_t intervalNs = 0;      //!< cbr, onoff, voip

@@ -106,6 +106,19 @@ QlabTcpSocket::GetSnapshot() const
     return s;
 }
 
+void
+QlabTcpSocket::Abort()
+{
+    if (m_endPoint == nullptr && m_endPoint6 == nullptr)
+    {
+        return;
+    }
+    // TcpSocketBase::SendRST: the RST, NotifyErrorClose, DeallocateEndPoint
+    // (which cancels every timer, the pending-data event included).
+    SendRST();
+    m_state = CLOSED;
+}
+
 Ptr<TcpSocketBase>
 QlabTcpSocket::Fork()
 {

@@ -89,6 +89,15 @@ class QlabTcpSocket : public TcpSocketBase
 
     Snapshot GetSnapshot() const;
 
+    /**
+     * Abort the connection, as an application killed mid-transfer: one RST
+     * to the peer, every timer cancelled, the endpoint released, state
+     * CLOSED; nothing more is sent (no buffered data, no retransmission).
+     * A socket without an endpoint (never connected, or already released)
+     * is left alone.  The plan's bulk stop_ns (docs/jobs.md).
+     */
+    void Abort();
+
   protected:
     Ptr<TcpSocketBase> Fork() override;
     void UpdateRttHistory(const SequenceNumber32& seq, uint32_t sz, bool isRetransmission) override;

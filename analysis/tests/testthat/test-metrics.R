@@ -32,22 +32,26 @@ every_kind_of_run <- function() {
   keys <- tibble::tibble(scenario = "test/s", backend = "ns3", series = "w", point = "p", seed = 1L)
   list(
     flows = flows,
-    runs = dplyr::mutate(keys, valid = TRUE),
+    runs = dplyr::mutate(keys, valid = TRUE, sim_end_s = 8),
     sweep_vars = character(),
     scenario = list(series = list(w = list(params = list(classes = 2, weights_bytes = "1:1"))),
+                    duration_s = 8,
+                    workload = list(groups = list(bulk = list(cls = 0L, count = 2L),
+                                                  voice = list(cls = 1L, count = 2L, app = "voip"))),
                     topology = list(kind = "dumbbell", access_rate_bps = 1e7, access_delay_s = 0.001,
                                     bottleneck_rate_bps = 1e7, bottleneck_delay_s = 0.01)),
     queues = dplyr::bind_cols(keys, tibble::tibble(time_s = 1, queue = c("hop1:r0", "hop2:r1"), band = 0L,
                                                    backlog_pkts = c(3, 5))),
     packets = dplyr::bind_cols(keys, tibble::tibble(time_s = 1, queue = c("hop1:r0", "hop2:r1", "hop2:r1"),
-                                                    event = c("deq", "deq", "drop"), band = 0L,
+                                                    event = c("deq", "deq", "drop"), band = 0L, len_bytes = 1000L,
                                                     sojourn_s = c(0.01, 0.02, NA), reason = c(NA, NA, "overflow")))
   )
 }
 
 test_that("every metric computed per run is registered, with the keys the registry gives it", {
   metrics <- compute_run_metrics(every_kind_of_run())
-  per_run <- setdiff(metric_registry$name, "tasks_completed") # a time series (summarise_tasks_over_time)
+  per_run <- setdiff(metric_registry$name, series_metrics) # time series and per-bin values
+  expect_true(all(series_metrics %in% metric_registry$name))
   expect_setequal(unique(metrics$metric), per_run)
   for (name in per_run) {
     rows <- metrics[metrics$metric == name, ]

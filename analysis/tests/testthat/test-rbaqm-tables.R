@@ -1,0 +1,20 @@
+test_that("a class table is generated from the scenario: class k = cls + 1, u and W per class, RTT from the delays", {
+  scenario <- list(
+    duration_s = 150,
+    topology = list(access_delay_s = 0.0025, bottleneck_delay_s = 0.005),
+    workload = list(groups = list(
+      class2 = list(count = 16L, cls = 1L, start_offset_s = 50, stop_s = 149),
+      class1 = list(count = 1L, cls = 0L, app = "cbr", rate_bps = 8e5),
+      ramp = list(count = 450L, cls = 2L, start_spacing_s = 1, access_delay_s = 0.0075))),
+    series = list(rb80 = list(params = list(u_ppm = "800000:950000:930000", weights_bytes = "1001:501:251")),
+                  rb85 = list(params = list(u_ppm = "850000:950000:930000", weights_bytes = "1001:501:251"))))
+  table <- scenario_class_table(scenario, c("rb80", "rb85"))
+  expect_equal(table$Class, 1:3)
+  expect_equal(table$`u_i Utilisation`, c("0.80, 0.85", "0.95", "0.93"))
+  expect_equal(table$`W_i (bytes)`, c("1001", "501", "251"))
+  # RTT = 2 x (2 x 2.5 + 5) ms = 20 ms; the ramp's own access delay: 2 x (2 x 7.5 + 5) = 40 ms
+  expect_equal(table$Sources, c("1 UDP 20 ms RTT 0.8 Mbps", "16 TCP 20 ms RTT", "1-450 TCP (one more every 1 s) 40 ms RTT"))
+  expect_equal(table$`Start (sec)`, c(0, 50, 0))
+  expect_equal(table$`Stop (sec)`, c(150, 149, 150))
+  expect_error(scenario_class_table(scenario, "wred"), "no series wred")
+})
