@@ -826,6 +826,12 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
             if (end, proto, port) in ports:
                 out.append(f"{where}: port {port}/{proto} is used twice on host {end}")
             ports.add((end, proto, port))
+        if f["start_ns"] >= plan["duration_ns"]:
+            # it would never send, and its goodput has no time to be over
+            out.append(
+                f"{where}.start_ns: {f['start_ns']} is at or after the run's end "
+                f"(duration_ns {plan['duration_ns']}): the flow would never send"
+            )
         if "stop_ns" in f and f["stop_ns"] <= f["start_ns"]:
             out.append(f"{where}.stop_ns: expected after start_ns ({f['start_ns']}), got {f['stop_ns']}")
         if f["app"] in UDP_APPS:

@@ -80,6 +80,16 @@ def test_a_stop_before_the_start_is_refused(demo_dir, capsys):
     assert "workload.groups.ramp.stop_s" in err and "not after the start" in err
 
 
+def test_a_ramp_past_the_run_s_end_is_refused(demo_dir, capsys):
+    """A flow that would start at or after the run's end never sends (and
+    its goodput would have no time to be over): refused, naming the flow."""
+    f = demo_dir / "stop.yaml"
+    f.write_text(SCENARIO.replace("start_spacing_s: 1.5", "start_spacing_s: 10"))
+    assert main(["validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "flows[5].start_ns: 32000000000 is at or after the run's end (duration_ns 30000000000)" in err
+
+
 def test_web_groups_have_no_ramp(demo_dir, capsys):
     f = demo_dir / "stop.yaml"
     f.write_text(
