@@ -190,7 +190,10 @@ def flow_rows(plan: dict[str, Any], facts: list[dict[str, Any]], end_ns: int) ->
                 end = r["last_rx_ns"] if done else end_ns
         all_done &= done
         delivered = r["rx_bytes"]
-        elapsed = (end if done else end_ns) - start
+        # a bulk sender stopped mid-transfer (stop_ns) sent nothing after its
+        # stop: its goodput is over its life, not diluted to the run's end
+        until = min(end_ns, f["stop_ns"]) if not done and "stop_ns" in f else end_ns
+        elapsed = (end if done else until) - start
         goodput = 8.0 * delivered / (elapsed / 1e9) if elapsed > 0 else 0.0
         row = [
             str(f["flow_id"]),

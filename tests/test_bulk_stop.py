@@ -152,6 +152,10 @@ def test_ns3_runner_stops_a_bulk_flow_mid_transfer(tmp_path):
         rows = {int(r["flow_id"]): r for r in csv.DictReader(f)}
     assert rows[0]["completed"] == "0" and rows[1]["completed"] == "1"
     assert 0 < int(rows[0]["bytes_delivered"]) < 10**8
+    # its goodput is over its life (start to stop), not diluted to the run's end
+    life_s = 1.0 - 0.05
+    want = 8 * int(rows[0]["bytes_delivered"]) / life_s
+    assert float(rows[0]["goodput_bps"]) == pytest.approx(want, rel=1e-6)
     late: list[tuple[float, int]] = []
     before = 0
     with gzip.open(out / "packets.csv.gz", "rt") as f:
