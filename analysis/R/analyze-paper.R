@@ -370,7 +370,7 @@ summarise_figure <- function(item, scenario_data) {
     tasks_over_time = summarise_tasks_over_time(item, scenario_data),
     paired_ratio_vs_x = summarise_paired_ratio_vs_x(item, scenario_data),
     metric_by_series = summarise_metric_by_series(item, scenario_data),
-    improvement_frequency = summarise_improvement_frequency(item, scenario_data),
+    improvement_frequency = summarise_improvement_freq(item, scenario_data),
     tcp_worst_flow = summarise_tcp_worst_flow(item, scenario_data),
     theory_vs_x = summarise_theory_vs_x(item, scenario_data),
     time_series = summarise_time_series(item, scenario_data),
@@ -544,7 +544,7 @@ summarise_metric_by_series <- function(item, scenario_data) {
 #' interval's number in `frequency_bins(item$bins)`, `mean` the share of the
 #' runs in it (percent), `ci_lo`/`ci_hi` its exact 95% interval, `n` the
 #' paired runs. One sweep point.
-summarise_improvement_frequency <- function(item, scenario_data) {
+summarise_improvement_freq <- function(item, scenario_data) {
   runs <- select_item_metrics(item, scenario_data$metrics)
   for (variable in scenario_data$sweep_vars) {
     if (length(unique(runs[[variable]])) > 1) {

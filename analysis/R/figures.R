@@ -134,7 +134,7 @@ plot_metric_by_series <- function(summary, y_label, y_scale = 1, labels = NULL, 
   plot
 }
 
-#' A frequency table of per-run changes (summarise_improvement_frequency):
+#' A frequency table of per-run changes (summarise_improvement_freq):
 #' one bar per interval, the share of the runs in it, 95% Clopper–Pearson
 #' error bars; one colour per treatment series.
 #'
@@ -157,7 +157,7 @@ plot_improvement_frequency <- function(summary, x_label, y_label, bin_labels) {
 format_rate <- function(rate_bps) {
   if (is.null(rate_bps) || is.na(rate_bps)) return("rate ?")
   units <- c(`Gb/s` = 1e9, `Mb/s` = 1e6, `kb/s` = 1e3, `b/s` = 1)
-  unit <- names(units)[which(rate_bps >= units)[1] %|na|% 4]
+  unit <- names(units)[which(rate_bps >= units)[1] %if_missing% 4]
   paste(format(rate_bps / units[[unit]], trim = TRUE, digits = 4), unit)
 }
 
@@ -167,7 +167,7 @@ format_delay <- function(delay_s) {
   paste(format(delay_s * 1e3, trim = TRUE, digits = 4), "ms")
 }
 
-`%|na|%` <- function(x, default) if (length(x) == 0 || is.na(x)) default else x
+`%if_missing%` <- function(x, default) if (length(x) == 0 || is.na(x)) default else x
 
 #' A figure caption naming the statistics and any censored completion times.
 #'

@@ -445,7 +445,7 @@ ncq_journal_fig2 <- function(u = ncq_journal_u_grid(), ncqthresh = c(0.01, 0.03,
 #' The one-at-a-time readings of §4.2: the printed reading and each option
 #' changed alone (the percentage reading changes no curve, only
 #' `ncq_journal_stated_percentages()`).
-ncq_journal_strategy_reading_set <- function() {
+ncq_journal_reading_sets <- function() {
   readings <- ncq_journal_strategy_readings()
   readings$percent <- NULL
   printed <- lapply(readings, `[[`, 1)
@@ -463,14 +463,14 @@ ncq_journal_strategy_reading_set <- function() {
 #' Fig. 3 (FTP) and Fig. 4 (congestive multimedia): task service time, eq. (21);
 #' Fig. 5: class-1 delay TQ1; Fig. 6: task service time (non-congestive multimedia).
 ncq_journal_fig3_to_6 <- function(u = ncq_journal_u_grid(), ncqthresh = 0.05) {
-  purrr::map_dfr(ncq_journal_strategy_reading_set(), function(set) {
+  purrr::map_dfr(ncq_journal_reading_sets(), function(set) {
     o <- set$options
     apps <- ncq_journal_applications(o$kilobyte_bytes)
     purrr::pmap_dfr(apps, function(application, class1_bytes, class2_bytes, small_bytes, task_figure, delay_figure) {
       s <- ncq_journal_strategy(u, class1_bytes, class2_bytes, small_bytes, ncqthresh = ncqthresh,
                                 kthresh = o$kthresh, service_moment = o$service_moment, overhead = o$overhead,
                                 baseline_model = o$baseline_model, class1_rate = o$class1_rate)
-      names <- ncq_model_strategy_series_names(class1_bytes, small_bytes, ncqthresh, o$kilobyte_bytes)
+      names <- ncq_strategy_series_names(class1_bytes, small_bytes, ncqthresh, o$kilobyte_bytes)
       s$series <- unname(names[s$series])
       rows <- ncq_model_figure_rows(paste0("ncq-journal/", task_figure), s$series, set$reading, s$u, s$task_time_s,
                           "eqs. (20), (21)", metric = "task_service_time")
@@ -484,7 +484,7 @@ ncq_journal_fig3_to_6 <- function(u = ncq_journal_u_grid(), ncqthresh = 0.05) {
     dplyr::filter(!is.na(.data$mean))
 }
 
-ncq_model_strategy_series_names <- function(class1_bytes, small_bytes, ncqthresh, kilobyte_bytes) {
+ncq_strategy_series_names <- function(class1_bytes, small_bytes, ncqthresh, kilobyte_bytes) {
   base <- if (class1_bytes == kilobyte_bytes) "1KB packets" else sprintf("%d-byte packets", as.integer(class1_bytes))
   c(baseline = base,
     ncq_without_thresh = sprintf("%d-byte packets, NCQ without ncqthresh", as.integer(small_bytes)),

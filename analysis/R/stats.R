@@ -273,11 +273,11 @@ series_weights <- function(scenario, series) {
   if (is.null(params$weights_bytes)) {
     return(NULL)
   }
-  parse_weight_list(params$weights_bytes, as.integer(params$classes %||% 0L) %|0|%
+  parse_weight_list(params$weights_bytes, as.integer(params$classes %||% 0L) %if_zero%
                       length(strsplit(as.character(params$weights_bytes), ":")[[1]]))
 }
 
-`%|0|%` <- function(x, default) if (length(x) == 0 || is.na(x) || x == 0) default else x
+`%if_zero%` <- function(x, default) if (length(x) == 0 || is.na(x) || x == 0) default else x
 
 # ---- tests behind the verdicts (analysis/R/claims.R) -----------------------
 
