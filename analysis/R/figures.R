@@ -117,7 +117,8 @@ plot_metric_by_series <- function(summary, y_label, y_scale = 1, labels = NULL, 
   ordered <- dplyr::arrange(summary, .data$selector)
   summary$metric_label <- factor(selector_labels(summary, labels), levels = unique(selector_labels(ordered, labels)))
   dodge <- ggplot2::position_dodge(width = 0.8)
-  plot <- ggplot2::ggplot(summary, ggplot2::aes(x = .data$metric_label, y = .data$mean * y_scale, fill = .data$series)) +
+  plot <- ggplot2::ggplot(summary,
+                          ggplot2::aes(x = .data$metric_label, y = .data$mean * y_scale, fill = .data$series)) +
     ggplot2::geom_col(position = dodge, width = 0.75) +
     ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$ci_lo * y_scale, ymax = .data$ci_hi * y_scale),
                            position = dodge, width = 0.25) +
@@ -185,7 +186,13 @@ figure_caption <- function(summary, label, caption, from_paper = TRUE) {
   }
   # rows without a sample size (a closed form drawn beside the runs) count no seeds
   n_range <- if (all(is.na(summary$n))) c(NA, NA) else range(summary$n, na.rm = TRUE)
-  n_text <- if (is.na(n_range[1])) "exact values" else if (n_range[1] == n_range[2]) sprintf("n = %d", n_range[1]) else sprintf("n = %d to %d", n_range[1], n_range[2])
+  n_text <- if (is.na(n_range[1])) {
+    "exact values"
+  } else if (n_range[1] == n_range[2]) {
+    sprintf("n = %d", n_range[1])
+  } else {
+    sprintf("n = %d to %d", n_range[1], n_range[2])
+  }
   method <- unique(summary$method)
   intervals <- if (all(is.na(summary$ci_lo))) {
     ""
@@ -198,7 +205,8 @@ figure_caption <- function(summary, label, caption, from_paper = TRUE) {
   censored <- sum(summary$n_censored, na.rm = TRUE)
   if (censored > 0) {
     text <- paste(text, sprintf(
-      "%d task(s), summed over the runs shown, did not complete before their run ended: their completion time is censored at the run end, so the values that include them are lower bounds.",
+      paste("%d task(s), summed over the runs shown, did not complete before their run ended:",
+            "their completion time is censored at the run end, so the values that include them are lower bounds."),
       censored))
   }
   text
