@@ -109,7 +109,8 @@ main <- function() {
       max_rel_diff = max(abs(.data$mean_old - .data$mean_new) / pmax(abs(.data$mean_old), 1e-12), na.rm = TRUE),
       .groups = "drop"
     )
-  cat("| scenario | backend | cells | identical in every run | 95% interval of old - new excludes 0 | largest relative mean difference |\n")
+  cat(paste("| scenario | backend | cells | identical in every run | 95% interval of old - new excludes 0 |",
+            "largest relative mean difference |\n"))
   cat("|---|---|---|---|---|---|\n")
   for (i in seq_len(nrow(summary))) {
     s <- summary[i, ]

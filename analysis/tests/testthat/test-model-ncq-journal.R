@@ -36,8 +36,10 @@ test_that("Fig. 1(a)/(b) at u = 0.3, 0.6, 0.9 follow eqs. (1)-(12) as printed (w
     0.3, "Congestive, no priority",      "ncq-journal/fig1a", 5.975,
     0.6, "Congestive, no priority",      "ncq-journal/fig1a", 8.4125,
     0.9, "Congestive, no priority",      "ncq-journal/fig1a", 25.475,
-    0.3, "Priority",                     "ncq-journal/fig1b", 0.1 * (6.7575 / 9.07 + 0.5) + 0.9 * (6.7575 / 9.07 / 0.7 + 5),
-    0.6, "Priority",                     "ncq-journal/fig1b", 0.1 * (13.515 / 9.04 + 0.5) + 0.9 * (13.515 / 9.04 / 0.4 + 5),
+    0.3, "Priority",                     "ncq-journal/fig1b",
+    0.1 * (6.7575 / 9.07 + 0.5) + 0.9 * (6.7575 / 9.07 / 0.7 + 5),
+    0.6, "Priority",                     "ncq-journal/fig1b",
+    0.1 * (13.515 / 9.04 + 0.5) + 0.9 * (13.515 / 9.04 / 0.4 + 5),
     0.9, "Priority",                     "ncq-journal/fig1b", 25.025,
     0.3, "No priority",                  "ncq-journal/fig1b", 5.525,
     0.6, "No priority",                  "ncq-journal/fig1b", 7.9625,
@@ -232,7 +234,8 @@ test_that("Fig. 3 at u = 0.6 under the printed reading, by hand", {
 test_that("each reading changes the curves it should and no other", {
   # service_moment in Fig. 1: the no-priority curves only, and upwards
   f1 <- ncq_journal_fig1(u = c(0.3, 0.6))
-  wide <- tidyr::pivot_wider(f1[c("figure", "series", "x", "reading", "mean")], names_from = "reading", values_from = "mean")
+  wide <- tidyr::pivot_wider(f1[c("figure", "series", "x", "reading", "mean")],
+                             names_from = "reading", values_from = "mean")
   moved <- wide$`service_moment=second_moment` != wide$printed
   expect_equal(sort(unique(wide$series[moved])),
                sort(c("Non-congestive, no priority", "Congestive, no priority", "No priority")))
@@ -241,7 +244,8 @@ test_that("each reading changes the curves it should and no other", {
   # kthresh in Fig. 2: the ncqthresh curves only; the verbal reading favours
   # more packets, so the non-congestive delay falls and the congestive rises
   f2 <- ncq_journal_fig2(u = c(0.3, 0.6))
-  wide <- tidyr::pivot_wider(f2[c("figure", "series", "x", "reading", "mean")], names_from = "reading", values_from = "mean")
+  wide <- tidyr::pivot_wider(f2[c("figure", "series", "x", "reading", "mean")],
+                             names_from = "reading", values_from = "mean")
   thresh <- grepl("^ncqthresh", wide$series)
   expect_equal(wide$`kthresh=verbal`[!thresh], wide$printed[!thresh])
   noncongestive <- thresh & wide$figure %in% c("ncq-journal/fig2a", "ncq-journal/fig2c")
