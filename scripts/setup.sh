@@ -18,7 +18,7 @@ DEB_PACKAGES=(
   build-essential cmake pkg-config
   libns3-dev ns3 libgsl-dev nlohmann-json3-dev
   r-base-core r-cran-tidyverse r-cran-knitr r-cran-rmarkdown r-cran-testthat
-  r-cran-yaml r-cran-jsonlite
+  r-cran-yaml r-cran-jsonlite r-cran-lintr
   pandoc python3-venv valgrind shellcheck
   mininet ethtool bridge-utils iperf3 iputils-ping
   linux-headers-amd64 kmod qemu-system-x86 busybox-static dpkg-dev

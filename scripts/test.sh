@@ -34,13 +34,14 @@ PATH="$PWD/$VENV/bin:$PATH" ansible-lint --offline -q roles/emu_preflight roles/
 step "R: analysis (testthat)"
 Rscript -e 'res <- testthat::test_dir("analysis/tests/testthat", reporter = "summary", stop_on_failure = TRUE)'
 
-step "lint (ruff check and format, snakemake --lint, snakefmt, hadolint, shellcheck)"
+step "lint (ruff check and format, snakemake --lint, snakefmt, hadolint, shellcheck, lintr)"
 "$VENV/bin/ruff" check qlab tests benchmarks disciplines
 "$VENV/bin/ruff" format --check qlab tests benchmarks disciplines
 scripts/lint-workflow.sh
 "$VENV/bin/snakefmt" --check Snakefile workflows/
 "$VENV/bin/hadolint" containers/*/Dockerfile
 scripts/lint-shell.sh
+scripts/lint-r.sh
 
 step "Python and end-to-end (pytest)"
 "$VENV/bin/pytest" -q tests

@@ -109,13 +109,15 @@ check_item <- function(item, where) {
     stop(sprintf("%s: an item of kind %s runs nothing: it must not name a `scenario`", where, item$kind))
   }
   if (item$kind %in% kinds_without_runs && !item$model %in% names(analytic_models())) {
-    stop(sprintf("%s: model must be one of %s (found %s)", where, paste(names(analytic_models()), collapse = ", "), item$model))
+    stop(sprintf("%s: model must be one of %s (found %s)",
+                 where, paste(names(analytic_models()), collapse = ", "), item$model))
   }
   if (item$kind == "table_notation") check_notation_rows(item$notation, where)
   if (item$kind == "improvement_frequency") frequency_bins(unlist(item$bins))
   if (item$kind == "table_model") {
     if (!item$table %in% names(analytic_tables())) {
-      stop(sprintf("%s: table must be one of %s (found %s)", where, paste(names(analytic_tables()), collapse = ", "), item$table))
+      stop(sprintf("%s: table must be one of %s (found %s)",
+                   where, paste(names(analytic_tables()), collapse = ", "), item$table))
     }
     item_model_table(item, where)
   }
@@ -176,7 +178,8 @@ check_claim_figures <- function(claims, spec) {
   figures <- purrr::map_chr(claims, "figure")
   unknown <- unique(figures[!figures %in% known])
   if (length(unknown) > 0) {
-    stop(sprintf("claims of %s: `figure` must be an item id of analysis/papers/%s.yaml or an id of its claim_sections (unknown: %s)",
+    stop(sprintf(paste0("claims of %s: `figure` must be an item id of analysis/papers/%s.yaml ",
+                        "or an id of its claim_sections (unknown: %s)"),
                  spec$key, spec$key, paste(unknown, collapse = ", ")))
   }
   invisible(claims)
@@ -217,7 +220,8 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
   has_analytic_items <- any(purrr::map_lgl(items, function(item) item$kind %in% kinds_without_runs))
   if (length(backends) == 0 && length(scenarios) > 0 && !has_analytic_items) {
     stop(sprintf("%s: no results for any scenario of %s (looked for %s/<backend>/runs.csv.gz)",
-                 results_dir, paper, paste(file.path(results_dir, scenarios, "<backend>", "runs.csv.gz"), collapse = ", ")))
+                 results_dir, paper,
+                 paste(file.path(results_dir, scenarios, "<backend>", "runs.csv.gz"), collapse = ", ")))
   }
   loaded <- list()
   for (backend in backends) {
@@ -227,7 +231,8 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
       results <- read_scenario_results(results_dir, scenario, backend)
       if (!any(results$runs$valid)) {
         # nothing to measure: the figures and claims show no results for it
-        warning(sprintf("every run of %s on %s failed the backend's fidelity checks: its figures and claims have no %s results",
+        warning(sprintf(paste0("every run of %s on %s failed the backend's fidelity checks: ",
+                               "its figures and claims have no %s results"),
                         scenario, backend, backend))
         next
       }
@@ -297,7 +302,8 @@ list_scenarios_of_backend <- function(results_dir, scenarios, backend) {
 #' A summary table with no rows (a figure no backend has results for).
 empty_summary <- function() {
   tibble::tibble(figure = character(), selector = integer(), metric = character(), group = character(),
-                 cls = integer(), queue = character(), band = integer(), reason = character(), series = character(), x = numeric(),
+                 cls = integer(), queue = character(), band = integer(), reason = character(),
+                 series = character(), x = numeric(),
                  n = integer(), mean = numeric(), sd = numeric(), ci_lo = numeric(), ci_hi = numeric(),
                  backend = character(), x_variable = character(), n_censored = integer(), method = character())
 }
@@ -312,9 +318,9 @@ select_item_metrics <- function(item, metrics, require_all = TRUE) {
     rows <- select_metric_rows(metrics, selector, where)
     if (nrow(rows) == 0 && require_all) {
       found <- dplyr::distinct(with_metric_keys(metrics), dplyr::across(dplyr::all_of(c("metric", metric_key_columns))))
+      computed <- purrr::pmap_chr(found, function(...) metric_selector_id(purrr::discard(list(...), is.na)))
       stop(sprintf("%s: %s is not computed for %s (computed: %s)", where, metric_selector_id(selector), item$scenario,
-                   paste(unique(purrr::pmap_chr(found, function(...) metric_selector_id(purrr::discard(list(...), is.na)))),
-                         collapse = ", ")))
+                   paste(unique(computed), collapse = ", ")))
     }
     dplyr::mutate(rows, selector = i)
   })
@@ -370,7 +376,7 @@ summarise_figure <- function(item, scenario_data) {
     tasks_over_time = summarise_tasks_over_time(item, scenario_data),
     paired_ratio_vs_x = summarise_paired_ratio_vs_x(item, scenario_data),
     metric_by_series = summarise_metric_by_series(item, scenario_data),
-    improvement_frequency = summarise_improvement_frequency(item, scenario_data),
+    improvement_frequency = summarise_improvement_freq(item, scenario_data),
     tcp_worst_flow = summarise_tcp_worst_flow(item, scenario_data),
     theory_vs_x = summarise_theory_vs_x(item, scenario_data),
     time_series = summarise_time_series(item, scenario_data),
@@ -544,7 +550,7 @@ summarise_metric_by_series <- function(item, scenario_data) {
 #' interval's number in `frequency_bins(item$bins)`, `mean` the share of the
 #' runs in it (percent), `ci_lo`/`ci_hi` its exact 95% interval, `n` the
 #' paired runs. One sweep point.
-summarise_improvement_frequency <- function(item, scenario_data) {
+summarise_improvement_freq <- function(item, scenario_data) {
   runs <- select_item_metrics(item, scenario_data$metrics)
   for (variable in scenario_data$sweep_vars) {
     if (length(unique(runs[[variable]])) > 1) {
@@ -599,7 +605,8 @@ read_figure_table <- function(path) {
   types <- readr::cols(
     figure = readr::col_character(), selector = readr::col_integer(), metric = readr::col_character(),
     group = readr::col_character(), cls = readr::col_integer(), queue = readr::col_character(),
-    band = readr::col_integer(), reason = readr::col_character(), series = readr::col_character(), x = readr::col_double(),
+    band = readr::col_integer(), reason = readr::col_character(), series = readr::col_character(),
+    x = readr::col_double(),
     n = readr::col_integer(), mean = readr::col_double(), sd = readr::col_double(),
     ci_lo = readr::col_double(), ci_hi = readr::col_double(), backend = readr::col_character(),
     x_variable = readr::col_character(), n_censored = readr::col_integer(), method = readr::col_character()

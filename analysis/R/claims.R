@@ -57,57 +57,82 @@ verdict_rules <- function() {
   tibble::tribble(
     ~kind, ~test, ~reproduced, ~partly, ~inconclusive, ~not_reproduced,
     "direction",
-    sprintf("At each sweep point, a one-sided paired t-test of the per-seed differences treatment − baseline (with several baselines, one per baseline and point); Holm across the family; a point holds (or is against) when its adjusted p < %s on the claimed (or the opposite) side.", a),
+    sprintf(paste("At each sweep point, a one-sided paired t-test of the per-seed differences treatment − baseline",
+                  "(with several baselines, one per baseline and point); Holm across the family; a point holds (or",
+                  "is against) when its adjusted p < %s on the claimed (or the opposite) side."), a),
     "holds at ≥ min_share of the points (default 80%), against at none",
     "holds at one point or more and at more points than against",
     "no point holds or is against",
     "against at one point or more, and at least as often as it holds",
     "ratio_at / difference_at",
-    sprintf("At the claim's point, a one-sided paired t-test of the per-seed ratios (differences) against no effect (p < %s), and the magnitude: our mean effect, or with `compare: best` the per-seed best over the sweep (the papers report single runs), within ± tolerance of the paper's effect. Both numbers are reported; the verdict names the one compared.", a),
+    sprintf(paste("At the claim's point, a one-sided paired t-test of the per-seed ratios (differences) against no",
+                  "effect (p < %s), and the magnitude: our mean effect, or with `compare: best` the per-seed best",
+                  "over the sweep (the papers report single runs), within ± tolerance of the paper's effect. Both",
+                  "numbers are reported; the verdict names the one compared."), a),
     "significant on the paper's side and the compared magnitude within tolerance",
     "significant on the paper's side, magnitude outside the tolerance",
     "not significant either way, and the 95% interval still reaches the tolerance band of the paper's effect",
     "significant on the opposite side, or the 95% interval excludes the paper's effect with its tolerance",
     "no_worse",
-    sprintf("Non-inferiority: at each point, a one-sided paired t-test that the per-seed ratio treatment/baseline is better than 1 ± tolerance (the worse side; margin stated in the claim), and the opposite test; Holm across the points, p < %s.", a),
+    sprintf(paste("Non-inferiority: at each point, a one-sided paired t-test that the per-seed ratio",
+                  "treatment/baseline is better than 1 ± tolerance (the worse side; margin stated in the claim), and",
+                  "the opposite test; Holm across the points, p < %s."), a),
     "shown at every point",
     "shown at some points, worse than the margin at none",
     "shown at no point, worse than the margin at none",
     "worse than the margin at one point or more",
     "equivalent",
-    sprintf("Equivalence by two one-sided tests (TOST): at each point (and for each treatment, when several) the per-seed ratio treatment/baseline (or one series' values against `value`) lies within 1 ± margin (value × (1 ± margin)); the TOST p-value is the larger of the two one-sided ones. Outside: the one-sided test beyond the nearer bound, Bonferroni ×2. Holm across the points and treatments, p < %s.", a),
+    sprintf(paste("Equivalence by two one-sided tests (TOST): at each point (and for each treatment, when several)",
+                  "the per-seed ratio treatment/baseline (or one series' values against `value`) lies within 1 ±",
+                  "margin (value × (1 ± margin)); the TOST p-value is the larger of the two one-sided ones. Outside:",
+                  "the one-sided test beyond the nearer bound, Bonferroni ×2. Holm across the points and treatments,",
+                  "p < %s."), a),
     "equivalent at every point",
     "equivalent at some points, outside at none",
     "equivalent at no point, outside at none",
     "outside the margin at one point or more",
     "share_of_runs",
-    "A frequency-table claim (“more than 100% improvement for the 38% of the runs”): the runs of treatment and baseline paired by seed, each pair's change 100·(treatment/baseline − 1) %, the share of the pairs whose change lies in the claim's interval (above, at_most], with its exact (Clopper–Pearson) 95% interval; compared with the paper's share ± tolerance (percentage points, stated in the claim). No verdict but inconclusive below min_runs pairs (default 10).",
+    paste("A frequency-table claim (“more than 100% improvement for the 38% of the runs”): the runs of treatment and",
+          "baseline paired by seed, each pair's change 100·(treatment/baseline − 1) %, the share of the pairs whose",
+          "change lies in the claim's interval (above, at_most], with its exact (Clopper–Pearson) 95% interval;",
+          "compared with the paper's share ± tolerance (percentage points, stated in the claim). No verdict but",
+          "inconclusive below min_runs pairs (default 10)."),
     "our share within the paper's ± tolerance (and at least min_runs pairs)",
     "—",
     "our share outside the band but its 95% interval reaches it, or fewer than min_runs pairs",
     "the 95% interval of our share misses the paper's share ± tolerance",
     "at_least / at_most",
-    sprintf("At each series × point cell, a one-sided t-test of the per-seed values against the threshold; Holm across the cells, p < %s. With `over: every_run` (a bound): every run's value is compared, no statistics.", a),
+    sprintf(paste("At each series × point cell, a one-sided t-test of the per-seed values against the threshold;",
+                  "Holm across the cells, p < %s. With `over: every_run` (a bound): every run's value is compared,",
+                  "no statistics."), a),
     "shown in every cell (every run within the bound)",
     "shown in some cells, the opposite in none",
     "shown in no cell, the opposite in none",
     "the opposite shown in one cell or more (one run beyond a bound)",
     "trend",
-    sprintf("Per series, the least-squares slope of the per-run values on the sweep variable, one-sided t-test on its sign; Holm across the series, p < %s.", a),
+    sprintf(paste("Per series, the least-squares slope of the per-run values on the sweep variable, one-sided t-test",
+                  "on its sign; Holm across the series, p < %s."), a),
     "the claimed sign in every series",
     "the claimed sign in some series, the opposite in none",
     "no series decides",
     "the opposite sign in one series or more",
     "theory",
-    sprintf("At each sweep point, equivalence of one series' per-seed values, as ratios to a closed form of queueing theory (the validation page), within 1 ± margin by two one-sided tests (TOST); outside: the one-sided test beyond the nearer bound, Bonferroni ×2; Holm across the points, p < %s. The pointwise 95%% intervals and whether they hold the closed form are reported beside.", a),
+    sprintf(paste("At each sweep point, equivalence of one series' per-seed values, as ratios to a closed form of",
+                  "queueing theory (the validation page), within 1 ± margin by two one-sided tests (TOST); outside:",
+                  "the one-sided test beyond the nearer bound, Bonferroni ×2; Holm across the points, p < %s. The",
+                  "pointwise 95%% intervals and whether they hold the closed form are reported beside."), a),
     "equivalent at every point",
     "equivalent at some points, outside at none",
     "equivalent at no point, outside at none",
     "outside the margin at one point or more",
     "model_value",
-    "A value the paper states from its own equations (e.g. a percentage at one utilisation), computed exactly from our transcription of those equations (no statistics) under the printed reading and under every other reading of what the paper leaves ambiguous (design/catalogue.yaml); a reading matches within the claim's tolerance (the paper prints whole numbers).",
+    paste("A value the paper states from its own equations (e.g. a percentage at one utilisation), computed exactly",
+          "from our transcription of those equations (no statistics) under the printed reading and under every other",
+          "reading of what the paper leaves ambiguous (design/catalogue.yaml); a reading matches within the claim's",
+          "tolerance (the paper prints whole numbers)."),
     "the printed reading matches",
-    "a reading that changes one ambiguous choice matches (named); readings changing two or more are reported but decide nothing",
+    paste("a reading that changes one ambiguous choice matches (named); readings changing two or more are reported",
+          "but decide nothing"),
     "—",
     "no reading changing at most one choice matches",
     "qualitative / not_comparable",
@@ -130,7 +155,8 @@ read_claims <- function(path) {
   }
   ids <- purrr::map_chr(doc$claims, function(claim) claim$id %||% NA_character_)
   if (anyDuplicated(ids)) {
-    stop(sprintf("%s: claim ids must be unique (repeated: %s)", path, paste(unique(ids[duplicated(ids)]), collapse = ", ")))
+    stop(sprintf("%s: claim ids must be unique (repeated: %s)",
+                 path, paste(unique(ids[duplicated(ids)]), collapse = ", ")))
   }
   purrr::iwalk(doc$claims, function(claim, i) check_claim(claim, sprintf("%s: claims[%d]", path, i)))
   check_claim_references(doc$claims, path)
@@ -146,20 +172,26 @@ check_claim <- function(claim, where) {
   }
   if (!is.null(claim$same_as)) {
     if (!is.null(claim$comparison) || !is.null(claim$metric)) {
-      stop(sprintf("%s (%s): an entry with same_as repeats that claim's test: it must give no comparison or metric of its own",
+      stop(sprintf(paste("%s (%s): an entry with same_as repeats that claim's test: it must give no comparison or",
+                         "metric of its own"),
                    where, claim$id))
     }
     return(invisible(claim))
   }
   kind <- claim$comparison$kind %||% ""
   if (!kind %in% comparison_kinds) {
-    stop(sprintf("%s (%s): comparison.kind must be one of %s", where, claim$id, paste(comparison_kinds, collapse = ", ")))
+    stop(sprintf("%s (%s): comparison.kind must be one of %s",
+                 where, claim$id, paste(comparison_kinds, collapse = ", ")))
   }
   needs <- switch(kind,
     ratio_at = , difference_at = c("treatment", "baseline", "at", "expected", "tolerance"),
     direction = c("treatment", "baseline", "relation"),
     no_worse = c("treatment", "baseline", "tolerance", "better"),
-    equivalent = if (is.null(claim$comparison$value)) c("treatment", "baseline", "margin") else c("series", "value", "margin"),
+    equivalent = if (is.null(claim$comparison$value)) {
+      c("treatment", "baseline", "margin")
+    } else {
+      c("series", "value", "margin")
+    },
     share_of_runs = c("treatment", "baseline", "above", "expected", "tolerance_pp"),
     at_least = , at_most = c("series", "threshold"),
     trend = c("series", "relation", "x"),
@@ -187,7 +219,8 @@ check_claim <- function(claim, where) {
     }
     claim_selector(claim, sprintf("%s (%s)", where, claim$id))
     if (identical(claim$metric, "tasks_completed") && is.null(claim$comparison$times_s)) {
-      stop(sprintf("%s (%s): a claim on tasks_completed must give comparison.times_s (the times t compared)", where, claim$id))
+      stop(sprintf("%s (%s): a claim on tasks_completed must give comparison.times_s (the times t compared)",
+                   where, claim$id))
     }
   }
   if (!is.null(claim$requires)) {
@@ -262,7 +295,11 @@ evaluate_claims <- function(claims, metrics_by_scenario) {
 #' Verdict counts of an evaluated claims table, each test once (entries that
 #' repeat another's test, `same_as`, are not counted).
 count_verdicts <- function(evaluated) {
-  counted <- if ("same_as" %in% names(evaluated)) evaluated[is.na(evaluated$same_as) | evaluated$same_as == "NA", ] else evaluated
+  counted <- if ("same_as" %in% names(evaluated)) {
+    evaluated[is.na(evaluated$same_as) | evaluated$same_as == "NA", ]
+  } else {
+    evaluated
+  }
   counted |>
     dplyr::mutate(verdict = factor(.data$verdict, levels = verdicts)) |>
     dplyr::count(.data$verdict, .drop = FALSE)
@@ -308,7 +345,9 @@ evaluate_claim <- function(claim, metrics_by_scenario,
   sweep <- metrics
   metrics <- filter_at_point(metrics, comparison$at)
   if (nrow(metrics) == 0) {
-    return(claim_outcome("not comparable", "—", sprintf("Sweep point %s is not in the results of %s.", describe_point(comparison$at), claim$scenario)))
+    return(claim_outcome("not comparable", "—",
+                         sprintf("Sweep point %s is not in the results of %s.",
+                                 describe_point(comparison$at), claim$scenario)))
   }
   if (!is.null(claim$requires)) {
     fired <- check_rule_fired(claim, data)
@@ -475,7 +514,8 @@ evaluate_effect_at <- function(claim, metrics, sweep_vars, sweep) {
   cell <- test_cells(effects, sweep_vars, null_value, side)
   if (nrow(cell) != 1 || cell$n < 2) {
     return(claim_outcome("not comparable", "—",
-      sprintf("Fewer than two seeds pair %s with %s at %s.", comparison$treatment, comparison$baseline, describe_point(comparison$at))))
+      sprintf("Fewer than two seeds pair %s with %s at %s.",
+              comparison$treatment, comparison$baseline, describe_point(comparison$at))))
   }
   # the per-seed best over the sweep: the single run most in the paper's direction
   everywhere <- paired_effects(sweep, comparison$treatment, comparison$baseline, sweep_vars, contrast)
@@ -511,9 +551,10 @@ evaluate_effect_at <- function(claim, metrics, sweep_vars, sweep) {
     format_number(best$effect, unit_metric), percent(best$effect), best_at, best$seed,
     if (compare == "best") "the per-seed best" else "the mean")
   method <- sprintf(paste(
-    "Paired by seed: %s of %s at %s, one-sided t-test against %s (α = %s). Magnitude: %s compared with the paper's %s ± %.0f%% of its effect",
-    "(the paper reports single runs; the per-seed best over the sweep is shown beside our mean). Reproduced if significant and within;",
-    "partly if only significant; not reproduced if the opposite is significant or the interval excludes the paper's effect with its tolerance; else inconclusive."),
+    "Paired by seed: %s of %s at %s, one-sided t-test against %s (α = %s). Magnitude: %s compared with the paper's",
+    "%s ± %.0f%% of its effect (the paper reports single runs; the per-seed best over the sweep is shown beside our",
+    "mean). Reproduced if significant and within; partly if only significant; not reproduced if the opposite is",
+    "significant or the interval excludes the paper's effect with its tolerance; else inconclusive."),
     contrast, claim$metric_id, describe_point(comparison$at), null_value, format(verdict_alpha),
     if (compare == "best") "the per-seed best over the sweep" else "our mean",
     format_number(comparison$expected, unit_metric), 100 * comparison$tolerance)
@@ -550,9 +591,9 @@ evaluate_direction <- function(claim, metrics, sweep_vars, sweep) {
   })
   ours <- paste0(paste(per_baseline, collapse = "; "), sprintf(" (Holm-adjusted, α = %s)", format(verdict_alpha)))
   method <- sprintf(paste(
-    "%s at %s, paired by seed: one-sided t-test of the per-seed differences at each point%s; %s.",
-    "Reproduced if it holds in ≥ %.0f%% of the tests (%d of %d) and the opposite in none; partly if it holds in more tests than the opposite;",
-    "not reproduced if the opposite holds as often or more; inconclusive if no test decides."),
+    "%s at %s, paired by seed: one-sided t-test of the per-seed differences at each point%s; %s. Reproduced if it",
+    "holds in ≥ %.0f%% of the tests (%d of %d) and the opposite in none; partly if it holds in more tests than the",
+    "opposite; not reproduced if the opposite holds as often or more; inconclusive if no test decides."),
     claim$metric_id, describe_point(comparison$at),
     if (length(baselines) > 1) sprintf(" and baseline (%s)", paste(baselines, collapse = ", ")) else "",
     family_method(n_cells), 100 * min_share, required, n_cells)
@@ -576,11 +617,12 @@ evaluate_no_worse <- function(claim, metrics, sweep_vars, sweep) {
   ours <- sprintf("no worse than %s by > %.0f%% shown at %d/%d points, worse at %d; ratio %s/%s %s to %s",
                   comparison$baseline, 100 * comparison$tolerance, sum(cells$holds), nrow(cells), sum(cells$against),
                   comparison$treatment, comparison$baseline,
-                  formatC(min(cells$mean), digits = 3, format = "fg"), formatC(max(cells$mean), digits = 3, format = "fg"))
+                  formatC(min(cells$mean), digits = 3, format = "fg"),
+                  formatC(max(cells$mean), digits = 3, format = "fg"))
   method <- sprintf(paste(
-    "Non-inferiority of %s (%s is better) at %s, paired by seed: one-sided t-test that the per-seed ratio is %s than %s",
-    "(margin %.0f%%, stated in the claim) at each point; %s. Reproduced if shown at every point; partly at some, worse at none;",
-    "not reproduced if worse than the margin at a point; inconclusive otherwise."),
+    "Non-inferiority of %s (%s is better) at %s, paired by seed: one-sided t-test that the per-seed ratio is %s than",
+    "%s (margin %.0f%%, stated in the claim) at each point; %s. Reproduced if shown at every point; partly at some,",
+    "worse at none; not reproduced if worse than the margin at a point; inconclusive otherwise."),
     claim$metric_id, better, describe_point(comparison$at), if (better == "lower") "lower" else "higher",
     format(bound), 100 * comparison$tolerance, family_method(nrow(cells)))
   claim_outcome(verdict, ours, method)
@@ -603,7 +645,8 @@ evaluate_equivalent <- function(claim, metrics, sweep_vars, sweep) {
     # a profile does not run are left out, and named
     treatments <- intersect(unlist(comparison$treatment), unique(metrics$series))
     if (length(treatments) == 0) {
-      return(claim_outcome("not comparable", "—", sprintf("No runs of %s.", paste(unlist(comparison$treatment), collapse = ", "))))
+      return(claim_outcome("not comparable", "—",
+                           sprintf("No runs of %s.", paste(unlist(comparison$treatment), collapse = ", "))))
     }
     values <- purrr::map_dfr(treatments, function(treatment) {
       paired_effects(metrics, treatment, comparison$baseline, sweep_vars, "ratio") |>
@@ -619,7 +662,8 @@ evaluate_equivalent <- function(claim, metrics, sweep_vars, sweep) {
     dplyr::summarise(
       t_interval(.data$effect),
       p_for = tost_p(.data$effect, lower, upper),
-      p_against = min(1, 2 * min(one_sided_p(.data$effect, lower, "less"), one_sided_p(.data$effect, upper, "greater"))),
+      p_against = min(1, 2 * min(one_sided_p(.data$effect, lower, "less"),
+                                 one_sided_p(.data$effect, upper, "greater"))),
       .groups = "drop"
     ) |>
     dplyr::filter(.data$n >= 2)
@@ -638,12 +682,14 @@ evaluate_equivalent <- function(claim, metrics, sweep_vars, sweep) {
   ours <- sprintf("%s within [%s, %s] (TOST) at %d/%d %s, outside at %d; mean %s to %s (95%% CI from %s to %s)",
                   what, format(signif(lower, 3)), format(signif(upper, 3)), sum(cells$holds), nrow(cells),
                   if (against_value || length(treatments) > 1) "cells" else "points", sum(cells$against),
-                  formatC(min(cells$mean), digits = 3, format = "fg"), formatC(max(cells$mean), digits = 3, format = "fg"),
-                  formatC(min(cells$ci_lo), digits = 3, format = "fg"), formatC(max(cells$ci_hi), digits = 3, format = "fg"))
+                  formatC(min(cells$mean), digits = 3, format = "fg"),
+                  formatC(max(cells$mean), digits = 3, format = "fg"),
+                  formatC(min(cells$ci_lo), digits = 3, format = "fg"),
+                  formatC(max(cells$ci_hi), digits = 3, format = "fg"))
   method <- sprintf(paste(
     "Equivalence of %s at %s by two one-sided tests (TOST) with the margin ±%.0f%% stated in the claim%s; %s.",
-    "Reproduced if equivalent at every point; partly at some, outside at none; not reproduced if outside the margin at a point",
-    "(one-sided test beyond the nearer bound, Bonferroni ×2); inconclusive otherwise."),
+    "Reproduced if equivalent at every point; partly at some, outside at none; not reproduced if outside the margin",
+    "at a point (one-sided test beyond the nearer bound, Bonferroni ×2); inconclusive otherwise."),
     what, describe_point(comparison$at), 100 * margin,
     if (against_value) sprintf(" around %s", format(comparison$value)) else ", on the per-seed paired ratios",
     family_method(nrow(cells)))
@@ -679,13 +725,14 @@ evaluate_share_of_runs <- function(claim, metrics, sweep_vars, sweep) {
   } else {
     "inconclusive"
   }
-  ours <- sprintf("change of %s %s/%s %s in %d of %d paired runs: %.0f%% (95%% CI %.0f%% to %.0f%%); paper %g%%; median change %+.1f%%",
+  ours <- sprintf(paste("change of %s %s/%s %s in %d of %d paired runs: %.0f%% (95%% CI %.0f%% to %.0f%%); paper",
+                        "%g%%; median change %+.1f%%"),
                   claim$metric_id, comparison$treatment, comparison$baseline, interval, k, n, share, ci$lo, ci$hi,
                   comparison$expected, stats::median(changes$change_pct))
   method <- sprintf(paste(
-    "Runs of %s and %s paired by seed (the same applications); per pair the change 100·(%s/%s − 1) %% of %s;",
-    "the share of pairs %s with its exact (Clopper–Pearson) 95%% interval. Reproduced if the share is within",
-    "%g percentage points of the paper's %g%%; not reproduced if the interval misses that band; else (or below %d",
+    "Runs of %s and %s paired by seed (the same applications); per pair the change 100·(%s/%s − 1) %% of %s; the",
+    "share of pairs %s with its exact (Clopper–Pearson) 95%% interval. Reproduced if the share is within %g",
+    "percentage points of the paper's %g%%; not reproduced if the interval misses that band; else (or below %d",
     "pairs) inconclusive."),
     comparison$treatment, comparison$baseline, comparison$treatment, comparison$baseline, claim$metric_id, interval,
     comparison$tolerance_pp, comparison$expected, min_runs)
@@ -709,8 +756,10 @@ evaluate_threshold <- function(claim, metrics, sweep_vars, sweep) {
     worst <- selected[if (at_least) which.min(selected$value) else which.max(selected$value), ]
     verdict <- if (all(holds)) "reproduced" else "not reproduced"
     ours <- sprintf("%s %s in %d/%d runs; %s %s (%s, seed %s)", sign, comparison$threshold, sum(holds), length(holds),
-                    if (at_least) "smallest" else "largest", format_number(worst$value, claim$metric), worst$series, worst$seed)
-    method <- sprintf("%s of every run of %s: a bound, judged run by run without statistics. Reproduced if every run is %s %s; not reproduced if one run is not.",
+                    if (at_least) "smallest" else "largest", format_number(worst$value, claim$metric),
+                    worst$series, worst$seed)
+    method <- sprintf(paste("%s of every run of %s: a bound, judged run by run without statistics. Reproduced if",
+                            "every run is %s %s; not reproduced if one run is not."),
                       claim$metric_id, paste(series, collapse = ", "), sign, comparison$threshold)
     return(claim_outcome(verdict, ours, method))
   }
@@ -729,8 +778,9 @@ evaluate_threshold <- function(claim, metrics, sweep_vars, sweep) {
                   sign, comparison$threshold, sum(cells$holds), nrow(cells), sum(cells$against),
                   if (at_least) "lowest" else "highest", format_interval(extreme, claim$metric), extreme$series)
   method <- sprintf(paste(
-    "%s of %s; one-sided t-test of each series × point cell's per-seed values against %s; %s.",
-    "Reproduced if shown in every cell; partly in some, the opposite in none; not reproduced if the opposite is shown in a cell; inconclusive otherwise."),
+    "%s of %s; one-sided t-test of each series × point cell's per-seed values against %s; %s. Reproduced if shown in",
+    "every cell; partly in some, the opposite in none; not reproduced if the opposite is shown in a cell;",
+    "inconclusive otherwise."),
     claim$metric_id, paste(series, collapse = ", "), comparison$threshold, family_method(nrow(cells)))
   claim_outcome(verdict, ours, method)
 }
@@ -775,16 +825,18 @@ evaluate_theory <- function(claim, metrics, scenario) {
   inside <- cells$ci_lo <= cells$theory & cells$theory <= cells$ci_hi
   halfwidth <- (cells$ci_hi - cells$ci_lo) / 2 / abs(cells$mean)
   worst <- cells[which.max(abs(cells$ratio - 1)), ]
-  ours <- sprintf(paste("within ±%s%% of the closed form (TOST) at %d/%d points, outside at %d; largest gap %+.2f%% (%s = %s:",
-                        "%s vs %s); the closed form inside the pointwise 95%% interval at %d/%d points, half-widths %.1f%% to %.1f%%"),
+  ours <- sprintf(paste("within ±%s%% of the closed form (TOST) at %d/%d points, outside at %d; largest gap",
+                        "%+.2f%% (%s = %s: %s vs %s); the closed form inside the pointwise 95%% interval at %d/%d",
+                        "points, half-widths %.1f%% to %.1f%%"),
                   format(100 * margin), sum(cells$holds), nrow(cells), sum(cells$against), 100 * (worst$ratio - 1),
                   comparison$x, format(worst$x), format_number(worst$mean, claim$metric),
                   format_number(worst$theory, claim$metric), sum(inside), nrow(cells),
                   100 * min(halfwidth), 100 * max(halfwidth))
   method <- sprintf(paste(
     "%s of %s against %s at each %s: equivalence of the per-seed ratios value / closed form within 1 ± %s by two",
-    "one-sided tests (TOST); %s. Reproduced if equivalent at every point; partly at some, outside at none; not reproduced",
-    "if outside the margin at a point (one-sided test beyond the nearer bound, Bonferroni ×2); inconclusive otherwise."),
+    "one-sided tests (TOST); %s. Reproduced if equivalent at every point; partly at some, outside at none; not",
+    "reproduced if outside the margin at a point (one-sided test beyond the nearer bound, Bonferroni ×2);",
+    "inconclusive otherwise."),
     claim$metric_id, series, validation_models()[[comparison$model]]$label, comparison$x,
     format(margin), family_method(nrow(cells)))
   claim_outcome(verdict, ours, method)
@@ -820,7 +872,9 @@ evaluate_trend <- function(claim, metrics, sweep_vars, sweep) {
                         format_number(slopes$slope, claim$metric), comparison$x,
                         format_number(slopes$ci_lo, claim$metric), format_number(slopes$ci_hi, claim$metric)),
                 collapse = "; ")
-  method <- sprintf("Least-squares slope of per-run %s on %s per series, one-sided t-test of its sign; %s. Reproduced if %s in every series; partly in some, the opposite in none; not reproduced if the opposite in one; inconclusive otherwise.",
+  method <- sprintf(paste("Least-squares slope of per-run %s on %s per series, one-sided t-test of its sign; %s.",
+                          "Reproduced if %s in every series; partly in some, the opposite in none; not reproduced if",
+                          "the opposite in one; inconclusive otherwise."),
                     claim$metric_id, comparison$x, family_method(nrow(slopes)), relation)
   claim_outcome(verdict, ours, method)
 }
@@ -872,10 +926,12 @@ evaluate_model_value <- function(claim, table) {
     return(claim_outcome("reproduced", ours, method))
   }
   if (length(matching) > 0) {
-    return(claim_outcome("partly", ours, sprintf("%s The printed reading does not; changing one choice, %d reading(s) do: %s.%s",
+    return(claim_outcome("partly", ours, sprintf(paste("%s The printed reading does not; changing one choice, %d",
+                                                       "reading(s) do: %s.%s"),
                                                  method, length(matching), paste(matching, collapse = "; "), also)))
   }
-  claim_outcome("not reproduced", ours, sprintf("%s No reading changing one choice does; the nearest reading is %s with %+.1f%%.%s",
+  claim_outcome("not reproduced", ours, sprintf(paste("%s No reading changing one choice does; the nearest reading",
+                                                      "is %s with %+.1f%%.%s"),
                                                 method, nearest$reading, nearest$value_pct, also))
 }
 

@@ -117,7 +117,8 @@ plot_metric_by_series <- function(summary, y_label, y_scale = 1, labels = NULL, 
   ordered <- dplyr::arrange(summary, .data$selector)
   summary$metric_label <- factor(selector_labels(summary, labels), levels = unique(selector_labels(ordered, labels)))
   dodge <- ggplot2::position_dodge(width = 0.8)
-  plot <- ggplot2::ggplot(summary, ggplot2::aes(x = .data$metric_label, y = .data$mean * y_scale, fill = .data$series)) +
+  plot <- ggplot2::ggplot(summary,
+                          ggplot2::aes(x = .data$metric_label, y = .data$mean * y_scale, fill = .data$series)) +
     ggplot2::geom_col(position = dodge, width = 0.75) +
     ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$ci_lo * y_scale, ymax = .data$ci_hi * y_scale),
                            position = dodge, width = 0.25) +
@@ -134,7 +135,7 @@ plot_metric_by_series <- function(summary, y_label, y_scale = 1, labels = NULL, 
   plot
 }
 
-#' A frequency table of per-run changes (summarise_improvement_frequency):
+#' A frequency table of per-run changes (summarise_improvement_freq):
 #' one bar per interval, the share of the runs in it, 95% Clopper–Pearson
 #' error bars; one colour per treatment series.
 #'
@@ -157,7 +158,7 @@ plot_improvement_frequency <- function(summary, x_label, y_label, bin_labels) {
 format_rate <- function(rate_bps) {
   if (is.null(rate_bps) || is.na(rate_bps)) return("rate ?")
   units <- c(`Gb/s` = 1e9, `Mb/s` = 1e6, `kb/s` = 1e3, `b/s` = 1)
-  unit <- names(units)[which(rate_bps >= units)[1] %|na|% 4]
+  unit <- names(units)[which(rate_bps >= units)[1] %if_missing% 4]
   paste(format(rate_bps / units[[unit]], trim = TRUE, digits = 4), unit)
 }
 
@@ -167,7 +168,7 @@ format_delay <- function(delay_s) {
   paste(format(delay_s * 1e3, trim = TRUE, digits = 4), "ms")
 }
 
-`%|na|%` <- function(x, default) if (length(x) == 0 || is.na(x)) default else x
+`%if_missing%` <- function(x, default) if (length(x) == 0 || is.na(x)) default else x
 
 #' A figure caption naming the statistics and any censored completion times.
 #'
@@ -185,7 +186,13 @@ figure_caption <- function(summary, label, caption, from_paper = TRUE) {
   }
   # rows without a sample size (a closed form drawn beside the runs) count no seeds
   n_range <- if (all(is.na(summary$n))) c(NA, NA) else range(summary$n, na.rm = TRUE)
-  n_text <- if (is.na(n_range[1])) "exact values" else if (n_range[1] == n_range[2]) sprintf("n = %d", n_range[1]) else sprintf("n = %d to %d", n_range[1], n_range[2])
+  n_text <- if (is.na(n_range[1])) {
+    "exact values"
+  } else if (n_range[1] == n_range[2]) {
+    sprintf("n = %d", n_range[1])
+  } else {
+    sprintf("n = %d to %d", n_range[1], n_range[2])
+  }
   method <- unique(summary$method)
   intervals <- if (all(is.na(summary$ci_lo))) {
     ""
@@ -198,7 +205,8 @@ figure_caption <- function(summary, label, caption, from_paper = TRUE) {
   censored <- sum(summary$n_censored, na.rm = TRUE)
   if (censored > 0) {
     text <- paste(text, sprintf(
-      "%d task(s), summed over the runs shown, did not complete before their run ended: their completion time is censored at the run end, so the values that include them are lower bounds.",
+      paste("%d task(s), summed over the runs shown, did not complete before their run ended:",
+            "their completion time is censored at the run end, so the values that include them are lower bounds."),
       censored))
   }
   text

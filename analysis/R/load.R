@@ -126,7 +126,9 @@ read_flows_table <- function(path) {
 read_runs_table <- function(path) {
   present <- if (file.exists(path)) {
     names(readr::read_csv(path, n_max = 0, col_types = readr::cols(.default = readr::col_character())))
-  } else character()
+  } else {
+    character()
+  }
   optional <- optional_run_outcome_types[intersect(names(optional_run_outcome_types), present)]
   runs <- read_typed_csv(path, c(run_key_types, run_outcome_types, optional))
   for (name in setdiff(names(optional_run_outcome_types), names(runs))) {

@@ -77,7 +77,7 @@ application_satisfaction_index <- function(delay_s, data_bytes, delay_max_s, rea
 #' @param by Columns naming a system.
 #' @inheritParams application_satisfaction_index
 #' @return `by` and `asi`.
-summarise_application_satisfaction <- function(units, by, reading = c("per_term", "as_printed")) {
+summarise_asi <- function(units, by, reading = c("per_term", "as_printed")) {
   reading <- match.arg(reading)
   require_columns(units, c(by, "delay_s", "data_bytes", "delay_max_s"), "ASI")
   units |>
@@ -117,5 +117,5 @@ summarise_group_asi <- function(flows, by, group) {
     dplyr::mutate(delay_s = .data$delay_mean_s, data_bytes = .data$bytes_delivered,
                   delay_max_s = max(.data$delay_max_s)) |>
     dplyr::ungroup() |>
-    summarise_application_satisfaction(by)
+    summarise_asi(by)
 }

@@ -96,6 +96,7 @@ summarise_per_flow_ratio <- function(flows, by) {
   per_class |>
     dplyr::filter(.data$cls != 0) |>
     dplyr::inner_join(base, by = by) |>
-    dplyr::mutate(per_flow_goodput_ratio = dplyr::if_else(.data$base_bps > 0, .data$per_flow_bps / .data$base_bps, NA_real_)) |>
+    dplyr::mutate(per_flow_goodput_ratio = dplyr::if_else(.data$base_bps > 0,
+                                                          .data$per_flow_bps / .data$base_bps, NA_real_)) |>
     dplyr::select(dplyr::all_of(c(by, "cls", "per_flow_goodput_ratio")))
 }

@@ -28,7 +28,9 @@
 #    simplified Id = 0.024 d + 0.11 (d - 177.3) H(d - 177.3), the MOS
 #    polynomial and G.711 with PLC (Ie 0, Bpl 25.1). A Stack Overflow question
 #    quoting G.113 (stackoverflow.com/questions/40040117, read at
+# nolint start: line_length_linter. (a URL)
 #    https://kiwix.lema.org/stackoverflow.com_en_all_2023-11/questions/40040117/how-to-calculate-effective-equipment-impairment-value-ie-eff)
+# nolint end
 #    gives the same Ie,eff formula. Telektronikk's "Internet Traffic Engineering" issue
 #    (https://issuhub.com/view/index?id=4972&pageIndex=329) measured about 25
 #    R units lost per percent of loss for G.711 without PLC and about 4 with

@@ -24,7 +24,9 @@ summarise_udp_groups <- function(flows, by) {
       loss_ratio = if (sum(.data$tx_packets) > 0) sum(.data$lost_packets) / sum(.data$tx_packets) else NA_real_,
       delay_mean_s = if (sum(.data$rx_packets) > 0) {
         sum(.data$delay_mean_s * .data$rx_packets, na.rm = TRUE) / sum(.data$rx_packets)
-      } else NA_real_,
+      } else {
+        NA_real_
+      },
       delay_max_s = if (sum(.data$rx_packets) > 0) max(.data$delay_max_s, na.rm = TRUE) else NA_real_,
       .groups = "drop"
     )

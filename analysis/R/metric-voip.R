@@ -96,7 +96,7 @@ summarise_udp_asi <- function(flows, by, latency) {
     dplyr::ungroup()
   queued <- dplyr::filter(units, .data$delay_max_s > 0)
   # (a summary of zero rows would still evaluate the ASI once, on no unit)
-  asi <- if (nrow(queued) > 0) summarise_application_satisfaction(queued, c(by, "group"))
+  asi <- if (nrow(queued) > 0) summarise_asi(queued, c(by, "group"))
   none <- dplyr::distinct(dplyr::filter(units, .data$delay_max_s <= 0), dplyr::across(dplyr::all_of(c(by, "group"))))
   dplyr::bind_rows(asi, dplyr::mutate(none, asi = NA_real_))
 }

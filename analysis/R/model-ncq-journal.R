@@ -445,7 +445,7 @@ ncq_journal_fig2 <- function(u = ncq_journal_u_grid(), ncqthresh = c(0.01, 0.03,
 #' The one-at-a-time readings of §4.2: the printed reading and each option
 #' changed alone (the percentage reading changes no curve, only
 #' `ncq_journal_stated_percentages()`).
-ncq_journal_strategy_reading_set <- function() {
+ncq_journal_reading_sets <- function() {
   readings <- ncq_journal_strategy_readings()
   readings$percent <- NULL
   printed <- lapply(readings, `[[`, 1)
@@ -463,20 +463,21 @@ ncq_journal_strategy_reading_set <- function() {
 #' Fig. 3 (FTP) and Fig. 4 (congestive multimedia): task service time, eq. (21);
 #' Fig. 5: class-1 delay TQ1; Fig. 6: task service time (non-congestive multimedia).
 ncq_journal_fig3_to_6 <- function(u = ncq_journal_u_grid(), ncqthresh = 0.05) {
-  purrr::map_dfr(ncq_journal_strategy_reading_set(), function(set) {
+  purrr::map_dfr(ncq_journal_reading_sets(), function(set) {
     o <- set$options
     apps <- ncq_journal_applications(o$kilobyte_bytes)
     purrr::pmap_dfr(apps, function(application, class1_bytes, class2_bytes, small_bytes, task_figure, delay_figure) {
       s <- ncq_journal_strategy(u, class1_bytes, class2_bytes, small_bytes, ncqthresh = ncqthresh,
                                 kthresh = o$kthresh, service_moment = o$service_moment, overhead = o$overhead,
                                 baseline_model = o$baseline_model, class1_rate = o$class1_rate)
-      names <- ncq_model_strategy_series_names(class1_bytes, small_bytes, ncqthresh, o$kilobyte_bytes)
+      names <- ncq_strategy_series_names(class1_bytes, small_bytes, ncqthresh, o$kilobyte_bytes)
       s$series <- unname(names[s$series])
       rows <- ncq_model_figure_rows(paste0("ncq-journal/", task_figure), s$series, set$reading, s$u, s$task_time_s,
                           "eqs. (20), (21)", metric = "task_service_time")
       if (!is.na(delay_figure)) {
-        rows <- dplyr::bind_rows(rows, ncq_model_figure_rows(paste0("ncq-journal/", delay_figure), s$series, set$reading,
-                                                   s$u, s$tq1_s, "eq. (4)/(10)/(17)"))
+        delay_rows <- ncq_model_figure_rows(paste0("ncq-journal/", delay_figure), s$series, set$reading,
+                                            s$u, s$tq1_s, "eq. (4)/(10)/(17)")
+        rows <- dplyr::bind_rows(rows, delay_rows)
       }
       rows
     })
@@ -484,7 +485,7 @@ ncq_journal_fig3_to_6 <- function(u = ncq_journal_u_grid(), ncqthresh = 0.05) {
     dplyr::filter(!is.na(.data$mean))
 }
 
-ncq_model_strategy_series_names <- function(class1_bytes, small_bytes, ncqthresh, kilobyte_bytes) {
+ncq_strategy_series_names <- function(class1_bytes, small_bytes, ncqthresh, kilobyte_bytes) {
   base <- if (class1_bytes == kilobyte_bytes) "1KB packets" else sprintf("%d-byte packets", as.integer(class1_bytes))
   c(baseline = base,
     ncq_without_thresh = sprintf("%d-byte packets, NCQ without ncqthresh", as.integer(small_bytes)),
@@ -504,12 +505,18 @@ ncq_journal_figure_data <- function(u = ncq_journal_u_grid()) {
 ncq_journal_stated <- function() {
   tibble::tribble(
     ~figure,             ~application,               ~series,              ~stated_pct, ~where,
-    "ncq-journal/fig3",  "ftp",                      "ncq_without_thresh",  240, "§4.2.1: '240% decrease for utilization 0.60' (NCQ without ncqthresh)",
-    "ncq-journal/fig3",  "ftp",                      "ncq_with_thresh",     371, "§4.2.1: 'the performance decrease reaches 371% (for 0.60 utilization)' (ncqthresh 0.05)",
-    "ncq-journal/fig4",  "congestive_multimedia",    "ncq_without_thresh",  143, "§4.2.2: 'the performance decrease in case of NCQ without ncqthresh is 143%' (u = 0.60)",
-    "ncq-journal/fig4",  "congestive_multimedia",    "ncq_with_thresh",     253, "§4.2.2: 'in case of NCQ with ncqthresh 0.05 is 253%' (u = 0.60)",
-    "ncq-journal/fig6",  "noncongestive_multimedia", "ncq_without_thresh",  -21, "§4.2.3: 'an improvement ... (e.g., 21% for utilization 0.60)' (NCQ without ncqthresh)",
-    "ncq-journal/fig6",  "noncongestive_multimedia", "ncq_with_thresh",      19, "§4.2.3: 'a performance decrease for all utilizations (e.g., 19% for utilization 0.60)' (ncqthresh 0.05)"
+    "ncq-journal/fig3",  "ftp",                      "ncq_without_thresh",  240,
+    "§4.2.1: '240% decrease for utilization 0.60' (NCQ without ncqthresh)",
+    "ncq-journal/fig3",  "ftp",                      "ncq_with_thresh",     371,
+    "§4.2.1: 'the performance decrease reaches 371% (for 0.60 utilization)' (ncqthresh 0.05)",
+    "ncq-journal/fig4",  "congestive_multimedia",    "ncq_without_thresh",  143,
+    "§4.2.2: 'the performance decrease in case of NCQ without ncqthresh is 143%' (u = 0.60)",
+    "ncq-journal/fig4",  "congestive_multimedia",    "ncq_with_thresh",     253,
+    "§4.2.2: 'in case of NCQ with ncqthresh 0.05 is 253%' (u = 0.60)",
+    "ncq-journal/fig6",  "noncongestive_multimedia", "ncq_without_thresh",  -21,
+    "§4.2.3: 'an improvement ... (e.g., 21% for utilization 0.60)' (NCQ without ncqthresh)",
+    "ncq-journal/fig6",  "noncongestive_multimedia", "ncq_with_thresh",      19,
+    "§4.2.3: 'a performance decrease for all utilizations (e.g., 19% for utilization 0.60)' (ncqthresh 0.05)"
   )
 }
 
@@ -523,7 +530,8 @@ ncq_journal_stated_percentages <- function(u = 0.6, ncqthresh = 0.05, tolerance_
   stated <- ncq_journal_stated()
   curve_options <- setdiff(names(readings), "percent")
   curves <- dplyr::distinct(grid[curve_options])
-  values <- purrr::pmap_dfr(curves, function(kthresh, service_moment, overhead, baseline_model, class1_rate, kilobyte_bytes) {
+  values <- purrr::pmap_dfr(curves, function(kthresh, service_moment, overhead, baseline_model, class1_rate,
+                                             kilobyte_bytes) {
     apps <- ncq_journal_applications(kilobyte_bytes)
     purrr::pmap_dfr(apps, function(application, class1_bytes, class2_bytes, small_bytes, ...) {
       s <- ncq_journal_strategy(u, class1_bytes, class2_bytes, small_bytes, ncqthresh = ncqthresh,
@@ -580,7 +588,9 @@ ncq_model_as_class_matrix <- function(x) if (is.matrix(x)) x else matrix(x, nrow
 
 ncq_model_per_class_matrix <- function(x, like, name) {
   if (is.matrix(x)) {
-    if (!identical(dim(x), dim(like))) stop(sprintf("%s: a matrix must have one row per point and one column per class", name))
+    if (!identical(dim(x), dim(like))) {
+      stop(sprintf("%s: a matrix must have one row per point and one column per class", name))
+    }
     return(x)
   }
   if (length(x) != ncol(like)) stop(sprintf("%s must have one value per class (%d)", name, ncol(like)))

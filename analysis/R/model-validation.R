@@ -54,7 +54,8 @@ validation_models <- function() {
       wait = function(classes, series) {
         # the discipline's favoured class first: NCQ favours packets shorter
         # than size_bytes (with thresh 1, every one of them)
-        limit <- as.numeric(series$params$size_bytes %||% stop("validation: mg1_priority needs an ncq series (size_bytes)"))
+        limit <- as.numeric(series$params$size_bytes %||%
+                              stop("validation: mg1_priority needs an ncq series (size_bytes)"))
         order <- order(classes$pkt_bytes >= limit, classes$pkt_bytes)
         w <- mg1_priority_waiting_s(classes$lambda_per_s[order], classes$service_s[order], classes$service_s[order]^2)
         w[1, match(seq_along(order), order)]

@@ -27,7 +27,8 @@ summarise_time_series <- function(item, scenario_data) {
     per_run <- switch(sel$metric,
       class_rate_bps = summarise_class_rates(packets, run_key_columns, sel$band, as.numeric(item$window_s), end_s) |>
         dplyr::mutate(value = .data$rate_bps),
-      backlog_total_pkts = summarise_backlog_series(queues, packets, run_key_columns, as.numeric(item$n_pkts %||% 300)) |>
+      backlog_total_pkts = summarise_backlog_series(queues, packets, run_key_columns,
+                                                    as.numeric(item$n_pkts %||% 300)) |>
         dplyr::mutate(value = .data$backlog_pkts),
       backlog_avg_pkts = summarise_backlog_series(queues, packets, run_key_columns, as.numeric(item$n_pkts %||% 300)) |>
         dplyr::mutate(value = .data$backlog_avg_pkts),

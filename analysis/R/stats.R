@@ -7,7 +7,8 @@
 confidence_level <- 0.95
 
 method_seeds <- "mean over n seeds, 95% t-interval (mean ± qt(0.975, n-1)·sd/√n)"
-method_paired_difference <- "paired by seed: mean of per-seed differences (treatment − baseline), 95% t-interval on the differences"
+method_paired_difference <- paste("paired by seed: mean of per-seed differences (treatment − baseline),",
+                                  "95% t-interval on the differences")
 method_paired_ratio <- "paired by seed: mean of per-seed ratios (treatment / baseline), 95% t-interval on the ratios"
 
 #' Mean and 95% t-interval of a vector of per-seed values.
@@ -107,7 +108,11 @@ compare_paired <- function(df, treatment, baseline, by) {
   out <- dplyr::bind_rows(differences, ratios) |>
     dplyr::mutate(treatment = treatment, baseline = baseline)
   # contrast right after the cell columns (first when there are none: one point)
-  if (length(by) == 0) dplyr::relocate(out, "contrast") else dplyr::relocate(out, "contrast", .after = dplyr::all_of(by))
+  if (length(by) == 0) {
+    dplyr::relocate(out, "contrast")
+  } else {
+    dplyr::relocate(out, "contrast", .after = dplyr::all_of(by))
+  }
 }
 
 #' Every per-run metric of a scenario, as a long table.
@@ -144,7 +149,8 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     # no valid run: no metrics (summaries of zero runs would not be defined)
     empty <- results$runs[0, intersect(by, names(results$runs)), drop = FALSE]
     empty <- dplyr::mutate(tibble::as_tibble(empty), metric = character(), value = numeric(), n_censored = integer())
-    return(with_metric_keys(empty) |> dplyr::relocate(dplyr::all_of(c("metric", metric_key_columns)), .before = "value"))
+    return(with_metric_keys(empty) |>
+             dplyr::relocate(dplyr::all_of(c("metric", metric_key_columns)), .before = "value"))
   }
   # one metric from each named column of `df`, keeping the key columns it has
   longer <- function(df, columns, keys = character(), censored = NULL) {
@@ -178,7 +184,9 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       longer(shares, c(class_goodput_bps = "class_goodput_bps", goodput_share = "share"), "cls"),
       longer(summarise_per_flow_ratio(flows, by), c(per_flow_goodput_ratio = "per_flow_goodput_ratio"), "cls"),
       longer(ratios, c(share_ratio = "share_ratio"), "cls"),
-      if (nrow(ratios) > 0) longer(summarise_share_deviation(ratios, by), c(share_ratio_max_dev = "share_ratio_max_dev"))
+      if (nrow(ratios) > 0) {
+        longer(summarise_share_deviation(ratios, by), c(share_ratio_max_dev = "share_ratio_max_dev"))
+      }
     )
   }
   udp_metrics <- NULL
@@ -207,7 +215,9 @@ compute_run_metrics <- function(results, warmup_s = 0) {
                            c(voip_r_factor = "voip_r_factor", voip_mos = "voip_mos"), "group")
   }
   # the ASI needs each UDP group's delay without queueing (a dumbbell's)
-  latency <- if (any(flows$app %in% udp_apps) && !is.null(results$scenario)) dumbbell_latency_table(results$scenario, flows)
+  latency <- if (any(flows$app %in% udp_apps) && !is.null(results$scenario)) {
+    dumbbell_latency_table(results$scenario, flows)
+  }
   asi_metrics <- if (!is.null(latency)) longer(summarise_udp_asi(flows, by, latency), c(asi = "asi"), "group")
   valid_only <- function(table) dplyr::anti_join(table, invalid, by = run_key_columns)
   queue_metrics <- NULL
@@ -273,11 +283,11 @@ series_weights <- function(scenario, series) {
   if (is.null(params$weights_bytes)) {
     return(NULL)
   }
-  parse_weight_list(params$weights_bytes, as.integer(params$classes %||% 0L) %|0|%
+  parse_weight_list(params$weights_bytes, as.integer(params$classes %||% 0L) %if_zero%
                       length(strsplit(as.character(params$weights_bytes), ":")[[1]]))
 }
 
-`%|0|%` <- function(x, default) if (length(x) == 0 || is.na(x) || x == 0) default else x
+`%if_zero%` <- function(x, default) if (length(x) == 0 || is.na(x) || x == 0) default else x
 
 # ---- tests behind the verdicts (analysis/R/claims.R) -----------------------
 

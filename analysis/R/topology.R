@@ -220,7 +220,8 @@ topology_diagram <- function(plan, series_kinds = NULL, series_routers = NULL, u
     x = at(.data$node, "x") + 0.22 * (at(.data$other, "x") - at(.data$node, "x")),
     y = at(.data$node, "y") + 0.22 * (at(.data$other, "y") - at(.data$node, "y"))
   )
-  beside <- perpendicular(at(queues$node, "x"), at(queues$node, "y"), at(queues$other, "x"), at(queues$other, "y"), 0.22)
+  beside <- perpendicular(at(queues$node, "x"), at(queues$node, "y"),
+                          at(queues$other, "x"), at(queues$other, "y"), 0.22)
   queues$label_x <- queues$x + beside$dx
   queues$label_y <- queues$y + beside$dy
   hosts <- place_host_boxes(hosts, router_table, gap)

@@ -15,7 +15,8 @@ parse_args <- function(args) {
   i <- 1
   while (i <= length(args)) {
     name <- sub("^--", "", args[[i]])
-    if (!grepl("^--", args[[i]]) || i == length(args) || !name %in% c("results", "paper", "out", "backend", "analysis")) {
+    known <- c("results", "paper", "out", "backend", "analysis")
+    if (!grepl("^--", args[[i]]) || i == length(args) || !name %in% known) {
       stop(sprintf("analyze.R: unexpected argument '%s'\n%s", args[[i]], usage), call. = FALSE)
     }
     options[[name]] <- if (name == "backend") c(options$backend, args[[i + 1]]) else args[[i + 1]]

@@ -109,7 +109,8 @@ main <- function() {
       max_rel_diff = max(abs(.data$mean_old - .data$mean_new) / pmax(abs(.data$mean_old), 1e-12), na.rm = TRUE),
       .groups = "drop"
     )
-  cat("| scenario | backend | cells | identical in every run | 95% interval of old - new excludes 0 | largest relative mean difference |\n")
+  cat(paste("| scenario | backend | cells | identical in every run | 95% interval of old - new excludes 0 |",
+            "largest relative mean difference |\n"))
   cat("|---|---|---|---|---|---|\n")
   for (i in seq_len(nrow(summary))) {
     s <- summary[i, ]
@@ -152,12 +153,12 @@ verdict_changes <- function(old, new) {
   cat("\n| paper | claim | old verdict | new verdict | new value |\n|---|---|---|---|---|\n")
   for (i in seq_len(nrow(diff))) {
     d <- diff[i, ]
-    cat(sprintf("| %s | %s | %s | %s | %s |\n", d$paper, d$claim_id, d$verdict_old %|NA|% "-",
-                d$verdict_new %|NA|% "-", gsub("\\|", "/", d$ours_new %|NA|% "")))
+    cat(sprintf("| %s | %s | %s | %s | %s |\n", d$paper, d$claim_id, d$verdict_old %if_na% "-",
+                d$verdict_new %if_na% "-", gsub("\\|", "/", d$ours_new %if_na% "")))
   }
 }
 
-`%|NA|%` <- function(x, default) ifelse(is.na(x), default, x)
+`%if_na%` <- function(x, default) ifelse(is.na(x), default, x)
 
 `%||%` <- function(x, default) if (is.null(x)) default else x
 main()

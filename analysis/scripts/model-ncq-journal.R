@@ -14,7 +14,8 @@ if (Sys.getenv("TZ") == "") Sys.setenv(TZ = "UTC")
 parse_args <- function(args) {
   usage <- "usage: model-ncq-journal.R --out DIR"
   if (length(args) != 2 || args[[1]] != "--out") {
-    stop(sprintf("model-ncq-journal.R: expected --out DIR, got '%s'\n%s", paste(args, collapse = " "), usage), call. = FALSE)
+    stop(sprintf("model-ncq-journal.R: expected --out DIR, got '%s'\n%s", paste(args, collapse = " "), usage),
+         call. = FALSE)
   }
   list(out = args[[2]])
 }
@@ -37,7 +38,8 @@ main <- function() {
   stated <- ncq_journal_stated_percentages()
   write_atomically(stated, file.path(options$out, "stated-percentages.csv"))
   printed <- dplyr::filter(stated, .data$reading == "printed")
-  message(sprintf("model-ncq-journal.R: wrote %s and stated-percentages.csv to %s; printed reading matches %d of %d stated percentages, some reading matches %d",
+  message(sprintf(paste("model-ncq-journal.R: wrote %s and stated-percentages.csv to %s; printed reading matches",
+                        "%d of %d stated percentages, some reading matches %d"),
                   paste0(names(figures), ".csv", collapse = ", "), options$out, sum(printed$match), nrow(printed),
                   dplyr::n_distinct(stated$stated_pct[stated$match])))
 }

@@ -33,7 +33,8 @@ test_that("a 15% gain reproduces a claimed 16% gain", {
   verdict <- evaluate_claims(list(gain_claim), synthetic_metrics(1.15))
   expect_equal(verdict$verdict, "reproduced")
   expect_match(verdict$ours, "ratio ncq/droptail at flows = 90: mean 1.15")
-  expect_match(verdict$ours, "per-seed best over the sweep 1.16 \\(\\+16.1%\\) \\(flows = 10, seed 5\\); compared: the mean")
+  expect_match(verdict$ours, paste0("per-seed best over the sweep 1.16 \\(\\+16.1%\\) ",
+                                    "\\(flows = 10, seed 5\\); compared: the mean"))
 })
 
 test_that("no gain does not reproduce a claimed 16% gain: the interval excludes it", {
@@ -60,8 +61,10 @@ test_that("a missing sweep point makes a claim not comparable", {
 
 test_that("qualitative and not-comparable claims carry their reason", {
   claims <- list(
-    list(id = "q", figure = "f", claim = "c", paper_value = "v", comparison = list(kind = "qualitative", reason = "why")),
-    list(id = "n", figure = "f", claim = "c", paper_value = "v", comparison = list(kind = "not_comparable", reason = "because"))
+    list(id = "q", figure = "f", claim = "c", paper_value = "v",
+         comparison = list(kind = "qualitative", reason = "why")),
+    list(id = "n", figure = "f", claim = "c", paper_value = "v",
+         comparison = list(kind = "not_comparable", reason = "because"))
   )
   result <- evaluate_claims(claims, list())
   expect_equal(result$verdict, c("qualitative", "not comparable"))
@@ -293,7 +296,8 @@ test_that("a demonstration whose rule never fired is not reproduced", {
 test_that("a trend is judged per series with Holm across them", {
   claim <- list(id = "t", figure = "f", claim = "falls", paper_value = "decreasing",
                 metric = "system_goodput_bps", scenario = "test/flows",
-                comparison = list(kind = "trend", series = list("droptail", "ncq"), relation = "decreasing", x = "flows"))
+                comparison = list(kind = "trend", series = list("droptail", "ncq"), relation = "decreasing",
+                                  x = "flows"))
   expect_equal(evaluate_claims(list(claim), synthetic_metrics(1))$verdict, "reproduced")
   claim$comparison$relation <- "increasing"
   expect_equal(evaluate_claims(list(claim), synthetic_metrics(1))$verdict, "not reproduced")
@@ -330,7 +334,13 @@ difference_kinds <- c("direction", "ratio_at", "difference_at")
 synthetic_for_claim <- function(claim, how = c("as_claimed", "same")) {
   how <- match.arg(how)
   comparison <- claim$comparison
-  sweep_vars <- if (!is.null(comparison$at)) names(comparison$at) else if (startsWith(claim$scenario, "ncq-conf/")) "flows" else character()
+  sweep_vars <- if (!is.null(comparison$at)) {
+    names(comparison$at)
+  } else if (startsWith(claim$scenario, "ncq-conf/")) {
+    "flows"
+  } else {
+    character()
+  }
   points <- if (length(sweep_vars) == 0) NA else unique(c(unlist(comparison$at), 20, 60))
   series <- c(comparison$treatment, unlist(comparison$baseline))
   factor <- switch(comparison$kind,

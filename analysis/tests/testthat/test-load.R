@@ -61,5 +61,6 @@ test_that("queue and packet tables name the traced queue, as text", {
   expect_equal(results$queues$queue, c("hop1:r0", "hop2:r1"))
   # a table of the old format (no queue column) is refused with the column named
   readr::write_csv(dplyr::select(queues, -"queue"), file.path(dir, "queues.csv.gz"))
-  expect_error(read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3"), "missing required column\\(s\\) `queue`")
+  expect_error(read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3"),
+               "missing required column\\(s\\) `queue`")
 })

@@ -31,10 +31,10 @@ test_that("ASI refuses input outside its definition", {
 test_that("the wrapper computes one ASI per system", {
   units <- tibble::tibble(seed = c(1, 1, 2, 2), delay_s = c(0.01, 0.05, 0.05, 0.05),
                           data_bytes = c(100, 300, 100, 300), delay_max_s = 0.1)
-  expect_equal(summarise_application_satisfaction(units, "seed")$asi, c(0.8, 0.75))
-  expect_equal(summarise_application_satisfaction(units, "seed", "as_printed")$asi, c(0.8, 1))
+  expect_equal(summarise_asi(units, "seed")$asi, c(0.8, 0.75))
+  expect_equal(summarise_asi(units, "seed", "as_printed")$asi, c(0.8, 1))
   units$delay_max_s[[2]] <- 0.2
-  expect_error(summarise_application_satisfaction(units, "seed"), "the same for every unit")
+  expect_error(summarise_asi(units, "seed"), "the same for every unit")
 })
 
 test_that("a VoIP group's ASI takes a node per call that received something", {

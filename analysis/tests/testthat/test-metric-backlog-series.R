@@ -27,6 +27,6 @@ test_that("the backlog series sums the bands per sample and carries the last arr
 test_that("total backlog: the mean over samples after the warm-up of the sum over bands", {
   queues <- tibble::tibble(seed = 1L, queue = "x:L", time_s = c(0, 0, 1, 1, 2, 2), band = rep(c(0L, 1L), 3),
                            backlog_pkts = c(50, 50, 2, 1, 4, 1))
-  expect_equal(summarise_total_backlog(queues, "seed", warmup_s = 1)$total_backlog_pkts, 4) # (3 + 5) / 2
+  expect_equal(summarise_total_backlog(queues, "seed", warmup_s = 1)$total_backlog_pkts, 4) # the mean of 3 and 5
   expect_error(summarise_total_backlog(queues, "seed", warmup_s = 3), "no queue sample")
 })

@@ -1,13 +1,13 @@
 test_that("MOS from R follows G.107 Annex B, worked by hand", {
-  # R = 93.2: 1 + 3.262 + 93.2 * 33.2 * 6.8 * 7e-6 = 4.262 + 0.1472858 = 4.4092858
+  # at R of 93.2: 1 + 3.262 + 93.2 * 33.2 * 6.8 * 7e-6 = 4.262 + 0.1472858 = 4.4092858
   expect_equal(mos_from_r(93.2), 4.4092858, tolerance = 1e-7)
   expect_equal(round(mos_from_r(emodel_default_r), 2), 4.41)
   # the bounds of the NCQ journal paper's Table 2
-  expect_equal(mos_from_r(90), 1 + 3.15 + 90 * 30 * 10 * 7e-6) # 4.339
-  expect_equal(mos_from_r(80), 4.024) # 3.8 + 80 * 20 * 20 * 7e-6
-  expect_equal(mos_from_r(70), 3.597) # 3.45 + 70 * 10 * 30 * 7e-6
+  expect_equal(mos_from_r(90), 1 + 3.15 + 90 * 30 * 10 * 7e-6) # that is 4.339
+  expect_equal(mos_from_r(80), 4.024) # from 3.8 + 80 * 20 * 20 * 7e-6
+  expect_equal(mos_from_r(70), 3.597) # from 3.45 + 70 * 10 * 30 * 7e-6
   expect_equal(mos_from_r(60), 3.1) # the cubic term is zero at R = 60
-  expect_equal(mos_from_r(50), 2.575) # 2.75 - 50 * 10 * 50 * 7e-6
+  expect_equal(mos_from_r(50), 2.575) # from 2.75 - 50 * 10 * 50 * 7e-6
 })
 
 test_that("MOS saturates at 1 below R = 0 and 4.5 above R = 100, continuously", {
@@ -51,8 +51,8 @@ test_that("the loss slopes agree with Telektronikk's measured ~25 (no PLC) and ~
 })
 
 test_that("the simplified delay impairment at 150 and 300 ms, worked by hand", {
-  expect_equal(delay_impairment_simplified(150), 3.6) # 0.024 * 150
-  expect_equal(delay_impairment_simplified(300), 7.2 + 0.11 * 122.7) # 20.697
+  expect_equal(delay_impairment_simplified(150), 3.6) # from 0.024 * 150
+  expect_equal(delay_impairment_simplified(300), 7.2 + 0.11 * 122.7) # that is 20.697
   expect_equal(delay_impairment_simplified(177.3), 0.024 * 177.3) # the step starts after 177.3
   expect_equal(emodel_r_factor(150, 0, codec = "g711"), 89.6)
 })

@@ -3,7 +3,7 @@
 test_that("the R-factor adds the codec's 10 ms and rates G.711 with PLC", {
   # d = 40 + 10 = 50 ms: Id = 0.024 * 50 = 1.2 (below 177.3 ms, no second term);
   # loss 1%: Ppl = 1, Ie,eff = 0 + 95 * 1 / (1 / 1 + 25.1) = 95 / 26.1 = 3.639847;
-  # R = 93.2 - 1.2 - 3.639847 = 88.360153
+  # hand-worked: R is 93.2 minus 1.2 minus 3.639847, 88.360153
   expect_equal(voip_r_factor(0.040, 0.01), 93.2 - 1.2 - 95 / 26.1)
   expect_equal(voip_r_factor(0.040, 0.01), 88.360153, tolerance = 1e-8)
   # d = 200 + 10 = 210 ms: Id = 0.024 * 210 + 0.11 * (210 - 177.3) = 5.04 + 3.597 = 8.637;

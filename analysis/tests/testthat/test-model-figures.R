@@ -95,7 +95,8 @@ test_that("pending items must not be items the spec produces", {
   spec <- yaml::read_yaml(file.path("..", "..", "papers", "ncq-journal.yaml"))
   spec$pending <- c(spec$pending, "ncq-journal/fig1a")
   yaml::write_yaml(spec, file.path(dir, "papers", "ncq-journal.yaml"))
-  expect_error(read_paper_spec(dir, "ncq-journal"), "`pending` must list ids of items the spec does not produce \\(found: ncq-journal/fig1a\\)")
+  expect_error(read_paper_spec(dir, "ncq-journal"),
+               "`pending` must list ids of items the spec does not produce \\(found: ncq-journal/fig1a\\)")
 })
 
 test_that("table items are checked: a notation's rows, a model table's name and paper rows, no scenario", {

@@ -36,8 +36,10 @@ test_that("Fig. 1(a)/(b) at u = 0.3, 0.6, 0.9 follow eqs. (1)-(12) as printed (w
     0.3, "Congestive, no priority",      "ncq-journal/fig1a", 5.975,
     0.6, "Congestive, no priority",      "ncq-journal/fig1a", 8.4125,
     0.9, "Congestive, no priority",      "ncq-journal/fig1a", 25.475,
-    0.3, "Priority",                     "ncq-journal/fig1b", 0.1 * (6.7575 / 9.07 + 0.5) + 0.9 * (6.7575 / 9.07 / 0.7 + 5),
-    0.6, "Priority",                     "ncq-journal/fig1b", 0.1 * (13.515 / 9.04 + 0.5) + 0.9 * (13.515 / 9.04 / 0.4 + 5),
+    0.3, "Priority",                     "ncq-journal/fig1b",
+    0.1 * (6.7575 / 9.07 + 0.5) + 0.9 * (6.7575 / 9.07 / 0.7 + 5),
+    0.6, "Priority",                     "ncq-journal/fig1b",
+    0.1 * (13.515 / 9.04 + 0.5) + 0.9 * (13.515 / 9.04 / 0.4 + 5),
     0.9, "Priority",                     "ncq-journal/fig1b", 25.025,
     0.3, "No priority",                  "ncq-journal/fig1b", 5.525,
     0.6, "No priority",                  "ncq-journal/fig1b", 7.9625,
@@ -79,7 +81,7 @@ test_that("Cobham's formula against hand-worked values for two and three classes
   # class 3 exponential: E[S^2] = (1e-6, 16e-6, 2e-4) s^2.
   # rho = (0.1, 0.2, 0.2), sigma = (0.1, 0.3, 0.5).
   # W0 = (100 * 1e-6 + 50 * 16e-6 + 20 * 2e-4) / 2 = (1e-4 + 8e-4 + 4e-3) / 2 = 2.45e-3 s
-  # W1 = W0 / (1 * 0.9) = 2.7222e-3; W2 = W0 / (0.9 * 0.7) = 3.8889e-3; W3 = W0 / (0.7 * 0.5) = 7e-3
+  # then W1 is W0 / (1 * 0.9) = 2.7222e-3, W2 is W0 / (0.9 * 0.7) = 3.8889e-3, W3 is W0 / (0.7 * 0.5) = 7e-3
   w <- mg1_priority_waiting_s(c(100, 50, 20), c(1e-3, 4e-3, 10e-3), c(1e-6, 16e-6, 2e-4))
   expect_equal(as.vector(w), c(2.45e-3 / 0.9, 2.45e-3 / 0.63, 7e-3))
   # two classes: W0 = (1e-4 + 8e-4) / 2 = 4.5e-4; W1 = 4.5e-4 / 0.9 = 5e-4; W2 = 4.5e-4 / (0.9 * 0.7)
@@ -99,7 +101,9 @@ test_that("Cobham: one class is Pollaczek-Khinchine, and the conservation law ho
                mg1_fifo_waiting_s(lambda, 0.01, 1.7e-4))
   # Kleinrock's conservation law (non-preemptive, work-conserving):
   # sum_k rho_k W_k = rho * W_FIFO
-  lambda <- c(100, 50, 20); mean_s <- c(1e-3, 4e-3, 10e-3); second <- c(1e-6, 16e-6, 2e-4)
+  lambda <- c(100, 50, 20)
+  mean_s <- c(1e-3, 4e-3, 10e-3)
+  second <- c(1e-6, 16e-6, 2e-4)
   w <- as.vector(mg1_priority_waiting_s(lambda, mean_s, second))
   mix <- mg1_mixture_moments(lambda, mean_s, second)
   expect_equal(sum(lambda * mean_s * w), 0.5 * mg1_fifo_waiting_s(mix$lambda_per_s, mix$mean_s, mix$second_moment_s2))
@@ -171,12 +175,16 @@ test_that("Case 3 by hand at u = 0.6, 10 %, ncqthresh 0.05, printed kthresh", {
   # numerator = 0.065934 * 0.25e-6 + 131.8022 * (4.552017e-3)^2 = 1.64835e-8 + 2.731027e-3 = 2.731044e-3 s
   # T'W1 = numerator / (2 (1 - 3.2967e-5)) = 1.365567e-3 s; T'W2 = T'W1 / 0.4 = 3.413918e-3 s
   # (15) TW1 = 0.005 T'W1 + 0.995 T'W2 = 6.82784e-6 + 3.396848e-3 = 3.403676e-3 s; (17) TQ1 = 3.903676 ms
-  lambda <- 0.6 / (4.55 * ms); lambda1 <- 0.1 * lambda; lambda2 <- 0.9 * lambda
-  l1p <- 0.005 * lambda1; l2p <- 0.995 * lambda1 + lambda2
+  lambda <- 0.6 / (4.55 * ms)
+  lambda1 <- 0.1 * lambda
+  lambda2 <- 0.9 * lambda
+  l1p <- 0.005 * lambda1
+  l2p <- 0.995 * lambda1 + lambda2
   ts2p <- (0.995 * lambda1 * 0.5 * ms + lambda2 * 5 * ms) / l2p
   expect_equal(ts2p, 4.552017 * ms, tolerance = 1e-6)
   num <- l1p * (0.5 * ms)^2 + l2p * ts2p^2
-  tw1p <- num / (2 * (1 - l1p * 0.5 * ms)); tw2p <- tw1p / 0.4
+  tw1p <- num / (2 * (1 - l1p * 0.5 * ms))
+  tw2p <- tw1p / 0.4
   d <- ncq_journal_thresh(0.6, 0.1, fig1[["ts1"]], fig1[["ts2"]], 0.05)
   expect_equal(d$tq1_s, 0.005 * tw1p + 0.995 * tw2p + 0.5 * ms)
   expect_equal(d$tq1_s, 3.903676 * ms, tolerance = 1e-6)
@@ -194,7 +202,7 @@ test_that("kthresh: printed (lambda1/lambda) ncqthresh against the verbal share 
 test_that("eqs. (20), (21) and the percentage readings by hand", {
   # 5 MB in 1000-byte packets with 40 bytes of header: 5e6 / 960 = 5208.33 packets
   expect_equal(ncq_journal_task_packets(5e6, 1000), 5e6 / 960)
-  expect_equal(ncq_journal_task_packets(5e6, 120), 62500) # 5e6 / 80
+  expect_equal(ncq_journal_task_packets(5e6, 120), 62500) # 80 bytes of payload each: 5e6 / 80
   expect_equal(ncq_journal_task_packets(5e6, 120, overhead = "on_top"), 5e6 / 120)
   expect_equal(ncq_journal_wire_bytes(120, overhead = "on_top"), 160)
   expect_error(ncq_journal_task_packets(5e6, 40), "payload")
@@ -226,7 +234,8 @@ test_that("Fig. 3 at u = 0.6 under the printed reading, by hand", {
 test_that("each reading changes the curves it should and no other", {
   # service_moment in Fig. 1: the no-priority curves only, and upwards
   f1 <- ncq_journal_fig1(u = c(0.3, 0.6))
-  wide <- tidyr::pivot_wider(f1[c("figure", "series", "x", "reading", "mean")], names_from = "reading", values_from = "mean")
+  wide <- tidyr::pivot_wider(f1[c("figure", "series", "x", "reading", "mean")],
+                             names_from = "reading", values_from = "mean")
   moved <- wide$`service_moment=second_moment` != wide$printed
   expect_equal(sort(unique(wide$series[moved])),
                sort(c("Non-congestive, no priority", "Congestive, no priority", "No priority")))
@@ -235,7 +244,8 @@ test_that("each reading changes the curves it should and no other", {
   # kthresh in Fig. 2: the ncqthresh curves only; the verbal reading favours
   # more packets, so the non-congestive delay falls and the congestive rises
   f2 <- ncq_journal_fig2(u = c(0.3, 0.6))
-  wide <- tidyr::pivot_wider(f2[c("figure", "series", "x", "reading", "mean")], names_from = "reading", values_from = "mean")
+  wide <- tidyr::pivot_wider(f2[c("figure", "series", "x", "reading", "mean")],
+                             names_from = "reading", values_from = "mean")
   thresh <- grepl("^ncqthresh", wide$series)
   expect_equal(wide$`kthresh=verbal`[!thresh], wide$printed[!thresh])
   noncongestive <- thresh & wide$figure %in% c("ncq-journal/fig2a", "ncq-journal/fig2c")

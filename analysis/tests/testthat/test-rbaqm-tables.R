@@ -13,7 +13,8 @@ test_that("a class table is generated from the scenario: class k = cls + 1, u an
   expect_equal(table$`u_i Utilisation`, c("0.80, 0.85", "0.95", "0.93"))
   expect_equal(table$`W_i (bytes)`, c("1001", "501", "251"))
   # RTT = 2 x (2 x 2.5 + 5) ms = 20 ms; the ramp's own access delay: 2 x (2 x 7.5 + 5) = 40 ms
-  expect_equal(table$Sources, c("1 UDP 20 ms RTT 0.8 Mbps", "16 TCP 20 ms RTT", "1-450 TCP (one more every 1 s) 40 ms RTT"))
+  expect_equal(table$Sources,
+               c("1 UDP 20 ms RTT 0.8 Mbps", "16 TCP 20 ms RTT", "1-450 TCP (one more every 1 s) 40 ms RTT"))
   expect_equal(table$`Start (sec)`, c(0, 50, 0))
   expect_equal(table$`Stop (sec)`, c(150, 149, 150))
   expect_error(scenario_class_table(scenario, "wred"), "no series wred")

@@ -1,7 +1,7 @@
 test_that("the t-interval matches a hand computation", {
   x <- c(2, 4, 6, 8)
   # mean 5, sd = sqrt(20 / 3), half-width = qt(0.975, 3) * sd / 2
-  # qt(0.975, 3) = 3.182446
+  # where qt(0.975, 3) is 3.182446
   half <- 3.182446 * sqrt(20 / 3) / 2
   result <- t_interval(x)
   expect_equal(result$n, 4L)
