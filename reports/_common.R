@@ -20,7 +20,7 @@ for (file in list.files(file.path(analysis_dir, "R"), pattern = "\\.R$", full.na
   sys.source(file, envir = globalenv())
 }
 
-knitr::opts_chunk$set(echo = FALSE, warning = FALSE, message = FALSE, fig.width = 7, fig.height = 4.2, dpi = 96)
+knitr::opts_chunk$set(echo = FALSE, warning = FALSE, message = FALSE, fig.width = 6.4, fig.height = 3.4, dpi = 96)
 
 # ---- data ---------------------------------------------------------------
 
@@ -331,6 +331,8 @@ relabel_hover <- function(widget, item) {
   }
   widget$x$data <- purrr::map(widget$x$data, function(trace) {
     if (is.character(trace$text) && length(trace$text) > 0) trace$text <- purrr::map_chr(trace$text, relabel)
+    # a series drawn with colour and fill is named "(droptail,1)" in the legend
+    if (is.character(trace$name)) trace$name <- sub("^\\((.+),[0-9]+\\)$", "\\1", trace$name)
     trace
   })
   widget
@@ -560,12 +562,12 @@ print_sortable_table <- function(table, caption = NULL) {
 }
 
 #' The claims of one item or claim section (claim, paper's value, ours,
-#' verdict, how tested), sortable, the verdicts coloured.
+#' verdict, how tested), sortable, the verdicts coloured; folded, with every
+#' claim's verdict in view on the fold's line.
 print_claims <- function(ctx, figure) {
   claims <- dplyr::filter(ctx$claims, .data$figure == .env$figure)
-  cat("\n**Claims** (backend ", ctx$backend, "):\n\n", sep = "")
   if (nrow(claims) == 0) {
-    cat("No claim is tested on this item.\n\n")
+    cat("\n**Claims** (backend ", ctx$backend, "): no claim is tested on this item.\n\n", sep = "")
     return(invisible())
   }
   # the test's description (often a paragraph) folded, so the table stays short
@@ -573,7 +575,10 @@ print_claims <- function(ctx, figure) {
   table <- dplyr::transmute(claims, claim = escape(.data$claim), `paper's value` = escape(.data$paper_value),
                             ours = escape(.data$ours), verdict = verdict_label(.data$verdict),
                             `how we test it` = sprintf("<details><summary>test</summary>%s</details>", escape(.data$method)))
+  print_html(sprintf("<details class=\"qlab-claims\"><summary><strong>Claims</strong> (backend %s): %d, verdicts %s</summary>",
+                     escape(ctx$backend), nrow(claims), paste(verdict_label(claims$verdict), collapse = " ")))
   print_sortable_table(table, caption = "Verdict rules: the Verdicts page (verdicts.html)")
+  print_html("</details>")
 }
 
 #' A backend ratio's values as a table (metric, series, point, ratio with its interval).
@@ -800,7 +805,10 @@ item_section_rmd <- function(ctx, item, level, shown_at) {
       sprintf("print_item_details(ctx, %s, shown_at = %s)", id, deparse(shown_at)), "```")
   }
   # the item's id is its anchor (ncq-conf.html#ncq-conf-fig2) and is shown under its heading
-  c(sprintf("%s %s {#%s}", strrep("#", level), heading, item_anchor(item$id)), "", sprintf("Item `%s`.", item$id), "",
+  # items sit two per row on a wide screen (qlab.css); a listing, diagram or table takes a whole row
+  wide <- if (item$kind %in% c("listing", "diagram", table_kinds)) " .qlab-item .qlab-wide" else " .qlab-item"
+  c(sprintf("%s %s {#%s%s}", strrep("#", level), heading, item_anchor(item$id), wide), "",
+    sprintf("Item `%s`.", item$id), "",
     item$prose %||% character(), "", body, "")
 }
 
