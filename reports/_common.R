@@ -499,10 +499,16 @@ print_parameters <- function(ctx, id) {
     return(invisible())
   }
   differs <- !is.na(table$differs) & table$differs
-  print_html(sprintf(paste("<p class=\"qlab-legend\"><span class=\"qlab-differs\">&ne; highlighted</span>: %d of the %d",
-                    "values the paper states differ here (the paper's words beside them, from the figure",
-                    "catalogue); a blank <em>paper</em> cell: the paper does not state it (see the assumptions).</p>"),
-              sum(differs), sum(!is.na(table$differs))))
+  legend <- if (all(is.na(table$differs))) {
+    sprintf(paste("No value %s states for these parameters is listed in reports/paper-parameters.yaml:",
+                  "none is compared."), htmltools::htmlEscape(ctx$paper))
+  } else {
+    sprintf(paste("<span class=\"qlab-differs\">&ne; highlighted</span>: %d of the %d values the paper states",
+                  "differ here (the paper's words beside them, from the figure catalogue); a blank <em>paper</em>",
+                  "cell: the paper does not state it (see the assumptions)."),
+            sum(differs), sum(!is.na(table$differs)))
+  }
+  print_html("<p class=\"qlab-legend\">", legend, "</p>")
   escape <- htmltools::htmlEscape
   rows <- purrr::pmap_chr(list(table$parameter, table$value, table$paper, differs), function(parameter, value, paper, d) {
     sprintf("<tr%s><td>%s%s</td><td>%s</td><td>%s</td></tr>", if (d) " class=\"qlab-differs\"" else "",
@@ -664,7 +670,9 @@ print_item_details <- function(ctx, id, shown_at = NULL) {
     differing <- count_differing_parameters(ctx, item$scenario)
     print_html(sprintf("<details class=\"qlab-details\"><summary>Parameters and assumptions of scenario %s%s</summary>",
                        htmltools::htmlEscape(item$scenario),
-                       if (isTRUE(differing > 0)) sprintf(" (%d differ from the paper's)", differing) else ""))
+                       if (isTRUE(differing > 0)) {
+                         sprintf(" (%d %s from the paper's)", differing, if (differing == 1) "differs" else "differ")
+                       } else ""))
     print_parameters(ctx, id)
     print_assumptions(ctx, id)
     print_html("</details>")
