@@ -41,7 +41,8 @@ value_agrees <- function(value, entry) {
   stated_numbers <- suppressWarnings(as.numeric(stated))
   if (!anyNA(stated_numbers)) {
     if (anyNA(numbers)) return(FALSE)
-    return(all(purrr::map_lgl(numbers, function(x) any(abs(x - stated_numbers) <= 1e-9 * pmax(abs(stated_numbers), 1)))))
+    close <- function(x) any(abs(x - stated_numbers) <= 1e-9 * pmax(abs(stated_numbers), 1))
+    return(all(purrr::map_lgl(numbers, close)))
   }
   all(tolower(values) %in% tolower(as.character(stated)))
 }

@@ -82,7 +82,8 @@ test_that("every stated value quotes the catalogue's parameters", {
       expect_false(is.null(item), label = entry$catalogue)
       value <- purrr::pluck(item$parameters, !!!strsplit(where[[2]], ".", fixed = TRUE)[[1]])
       text <- paste(unlist(value), collapse = ", ")
-      expect_true(grepl(entry$paper, text, fixed = TRUE), label = sprintf("%s: %s in %s", entry$path, entry$paper, text))
+      expect_true(grepl(entry$paper, text, fixed = TRUE),
+                  label = sprintf("%s: %s in %s", entry$path, entry$paper, text))
     }
   }
 })
