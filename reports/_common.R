@@ -20,7 +20,7 @@ for (file in list.files(file.path(analysis_dir, "R"), pattern = "\\.R$", full.na
   sys.source(file, envir = globalenv())
 }
 
-knitr::opts_chunk$set(echo = FALSE, warning = FALSE, message = FALSE, fig.width = 7, fig.height = 4.2, dpi = 96)
+knitr::opts_chunk$set(echo = FALSE, warning = FALSE, message = FALSE, fig.width = 6.4, fig.height = 3.4, dpi = 96)
 
 # ---- data ---------------------------------------------------------------
 
@@ -58,7 +58,9 @@ load_paper_context <- function(paper) {
     computed <- analyze_paper(qlab_results, paper, analysis_dir)
     figures <- computed$figures
     claims <- computed$claims
-    source_note <- sprintf("%s has no analysis tables: computed while rendering, with the same code (analysis/R).", out_dir)
+    source_note <- sprintf(
+      "%s has no analysis tables: computed while rendering, with the same code (analysis/R).", out_dir
+    )
   }
   # a paper with no scenarios, or none of whose scenarios ran, shows its
   # analytic model only
@@ -112,7 +114,9 @@ skip_if_no_results <- function(ctx) {
 choose_backend <- function(backends) {
   wanted <- Sys.getenv("QLAB_BACKEND", "")
   if (wanted != "") {
-    if (!wanted %in% backends) stop(sprintf("QLAB_BACKEND=%s has no results (found: %s)", wanted, paste(backends, collapse = ", ")))
+    if (!wanted %in% backends) {
+      stop(sprintf("QLAB_BACKEND=%s has no results (found: %s)", wanted, paste(backends, collapse = ", ")))
+    }
     return(wanted)
   }
   default <- Sys.getenv("QLAB_DEFAULT_BACKEND", "")
@@ -183,7 +187,9 @@ print_comparison_notice <- function(ctx, page) {
     if (length(invalid) > 0) sprintf(" (and no valid %s run)", escape(paste(invalid, collapse = ", "))) else "",
     ". The figures that compare backends are therefore absent or one-sided:</p><ul>",
     paste(affected, collapse = ""), "</ul>",
-    if (length(invalid) > 0) "<p>Runs that failed their fidelity checks are listed under “Runs and their fidelity”.</p>",
+    if (length(invalid) > 0) {
+      "<p>Runs that failed their fidelity checks are listed under “Runs and their fidelity”.</p>"
+    },
     if (length(how) > 0) paste0("<p>", paste(how, collapse = " "), "</p>"),
     "</div>"
   )
@@ -259,13 +265,105 @@ plot_item <- function(ctx, id) {
   )
 }
 
+# ---- interactive figures ----------------------------------------------------
+
+#' The interactive version of an item's ggplot (plotly::ggplotly on the same
+#' object, so the hover values are the plotted numbers): hover values, a
+#' legend whose entries toggle their series (a click hides one, a double
+#' click shows it alone) and zoom. NULL for the topology diagram (nothing to
+#' read off it) and when ggplotly cannot convert a plot, which then stays
+#' static.
+#'
+#' The chunk draws both: this widget, then the ggplot PNG with the caption.
+#' qlab.css shows the widget on screen and the PNG in print (plotly's canvas
+#' prints unreliably and its toolbar means nothing on paper), and the PNG on
+#' screen too when JavaScript is off (_qlab-head.html marks the page when it
+#' runs): a <noscript> copy would embed the PNG twice, and a "static image"
+#' link would leave print without a figure.
+plotly_js_dir <- "/usr/share/python3-plotly"
+
+interactive_figure <- function(ctx, id, height_in = knitr::opts_current$get("fig.height")) {
+  item <- paper_item(ctx, id)
+  if (item$kind == "diagram") return(invisible(NULL))
+  widget <- tryCatch(suppressMessages(suppressWarnings(
+    plotly::ggplotly(plot_item(ctx, id), height = round(height_in * 96), dynamicTicks = FALSE)
+  )), error = function(e) NULL)
+  if (is.null(widget)) return(invisible(NULL))
+  widget <- plotly::config(widget, displaylogo = FALSE, toImageButtonOptions = list(format = "png"),
+                           modeBarButtonsToRemove = c("lasso2d", "select2d", "autoScale2d"))
+  # Debian's r-cran-plotly replaces the plotly.js its R code is written for
+  # (2.11) with plotly.js 1.31, which its own htmlwidgets binding cannot drive
+  # (errors in the console, no figure): use plotly.js 2.6 from Debian's
+  # python3-plotly instead, and draw no widget without it. The typed-array
+  # polyfill Debian ships fails to load ("GLOBAL is not defined"): every
+  # browser plotly.js 2 runs in has typed arrays.
+  if (!file.exists(file.path(plotly_js_dir, "plotly.js"))) return(invisible(NULL))
+  widget$dependencies <- purrr::discard(widget$dependencies, function(d) d$name %in% c("typedarray", "plotly-main"))
+  widget$dependencies <- c(widget$dependencies, list(htmltools::htmlDependency(
+    "plotly-main", "2.6.3", src = plotly_js_dir, script = "plotly.js", all_files = FALSE)))
+  # ggplotly drops a legend placed at the bottom: above the plot, in a row
+  widget <- plotly::layout(widget, showlegend = TRUE,
+                           legend = list(orientation = "h", x = 0, y = 1.02, xanchor = "left", yanchor = "bottom",
+                                         itemclick = "toggle", itemdoubleclick = "toggleothers"))
+  widget <- relabel_hover(plotly::plotly_build(widget), item)
+  # fill the column; the height is the PNG's, so the page does not jump between screen and print
+  widget$sizingPolicy$knitr$figure <- FALSE
+  widget$sizingPolicy$defaultWidth <- "100%"
+  widget$width <- "100%"
+  widget
+}
+
+#' The hover text of a built plotly figure in the item's words: ggplotly
+#' names each value by its aesthetic's expression ("mean * y_scale: 1.62032289");
+#' here by the axis labels, "95% CI low/high" and "series", with 4
+#' significant digits (the plotted numbers are unchanged).
+relabel_hover <- function(widget, item) {
+  name <- function(key) {
+    if (key == "x") return(item$x_label %||% "x")
+    if (grepl("^(mean|value)\\b", key)) return(item$y_label %||% key)
+    if (grepl("^ci_lo\\b", key)) return("95% CI low")
+    if (grepl("^ci_hi\\b", key)) return("95% CI high")
+    if (key %in% c("colour", "fill", "series", "part")) return("series")
+    key
+  }
+  relabel <- function(text) {
+    parts <- strsplit(text, "<br />", fixed = TRUE)[[1]]
+    parts <- purrr::map_chr(parts, function(part) {
+      key <- sub(":.*$", "", part)
+      value <- sub("^[^:]*: ?", "", part)
+      number <- suppressWarnings(as.numeric(value))
+      if (!is.na(number)) value <- format(signif(number, 4))
+      paste0(htmltools::htmlEscape(name(key)), ": ", value)
+    })
+    paste(parts, collapse = "<br />")
+  }
+  widget$x$data <- purrr::map(widget$x$data, function(trace) {
+    if (is.character(trace$text) && length(trace$text) > 0) trace$text <- purrr::map_chr(trace$text, relabel)
+    # a series drawn with colour and fill is named "(droptail,1)" in the legend
+    if (is.character(trace$name)) trace$name <- sub("^\\((.+),[0-9]+\\)$", "\\1", trace$name)
+    trace
+  })
+  widget
+}
+
+#' Print an htmlwidget from a `results = 'asis'` chunk: its HTML, and its
+#' JavaScript and CSS registered with knitr so that rmarkdown embeds them
+#' once per page.
+print_widget <- function(widget) {
+  out <- knitr::knit_print(widget)
+  knitr::knit_meta_add(attr(out, "knit_meta"))
+  # already a raw HTML block (htmltools::htmlPreserve)
+  cat("\n", as.character(out), "\n\n", sep = "")
+}
+
 #' Why an item has nothing to plot (NULL when it has): no graph for a
 #' diagram, a backend comparison without its sides, a figure without rows.
 item_absence <- function(ctx, item) {
   if (item$kind %in% c("listing", table_kinds)) return(NULL)
   if (item$kind == "diagram") {
     if (!is.null(ctx$graphs[[item$scenario]])) return(NULL)
-    return(sprintf("Not drawn: no graph.json for %s in %s (the workflow writes the graph of one run per scenario and backend).",
+    return(sprintf(paste("Not drawn: no graph.json for %s in %s (the workflow writes the graph of one run",
+                         "per scenario and backend)."),
                    item$scenario, qlab_results))
   }
   if (compares_backends(item)) {
@@ -313,7 +411,8 @@ item_reference <- function(ctx, item) {
   scenario <- ctx$scenarios[[item$scenario]]
   values <- unique(unlist(purrr::map(scenario$series, function(s) s$params[[ref$param]])))
   if (length(values) != 1) {
-    stop(sprintf("%s: reference parameter %s must have one value in every series of %s", item$id, ref$param, item$scenario))
+    stop(sprintf("%s: reference parameter %s must have one value in every series of %s",
+                 item$id, ref$param, item$scenario))
   }
   value <- as.numeric(values) * (ref$scale %||% 1)
   list(value = value, label = sprintf("%s = %s", ref$label %||% ref$param, format(value, digits = 4)))
@@ -381,15 +480,12 @@ flatten_parameters <- function(x, prefix = "") {
   tibble::tibble(parameter = prefix, value = paste(format(unlist(x), scientific = FALSE, trim = TRUE), collapse = ", "))
 }
 
-#' The resolved parameters of the scenario behind an item.
-print_parameters <- function(ctx, id) {
-  item <- paper_item(ctx, id)
-  scenario <- ctx$scenarios[[item$scenario]]
-  cat("\n**Parameters** (scenario ", item$scenario, ", as resolved in scenario.json):\n\n", sep = "")
-  if (is.null(scenario)) {
-    cat("No scenario.json for ", item$scenario, " in ", qlab_results, ".\n\n", sep = "")
-    return(invisible())
-  }
+#' The resolved parameters of a scenario (parameter, value), each beside the
+#' value the paper states (reports/paper-parameters.yaml; parameters_vs_paper()
+#' adds `paper` and `differs`). NULL without a scenario.json.
+scenario_parameters <- function(ctx, scenario_id) {
+  scenario <- ctx$scenarios[[scenario_id]]
+  if (is.null(scenario)) return(NULL)
   keep <- intersect(c("topology", "tcp", "workload", "series", "sweep", "seeds"), names(scenario))
   table <- flatten_parameters(scenario[keep])
   # a swept value is not the value of every run: point to its sweep
@@ -397,7 +493,46 @@ print_parameters <- function(ctx, id) {
     swept <- table$parameter == scenario$sweep[[name]]$path
     table$value[swept] <- sprintf("swept: see sweep.%s.values", name)
   }
-  print_html(html_table(table))
+  stated <- read_stated_parameters(file.path(qlab_root, "reports", "paper-parameters.yaml"), ctx$paper)
+  parameters_vs_paper(table, stated, scenario_id)
+}
+
+#' The resolved parameters of the scenario behind an item, those that differ
+#' from the paper's stated values marked (class qlab-differs, and "≠" for print
+#' without colour).
+print_parameters <- function(ctx, id) {
+  item <- paper_item(ctx, id)
+  table <- scenario_parameters(ctx, item$scenario)
+  cat("\n**Parameters** (scenario ", item$scenario, ", as resolved in scenario.json):\n\n", sep = "")
+  if (is.null(table)) {
+    cat("No scenario.json for ", item$scenario, " in ", qlab_results, ".\n\n", sep = "")
+    return(invisible())
+  }
+  differs <- !is.na(table$differs) & table$differs
+  legend <- if (all(is.na(table$differs))) {
+    sprintf(paste("No value %s states for these parameters is listed in reports/paper-parameters.yaml:",
+                  "none is compared."), htmltools::htmlEscape(ctx$paper))
+  } else {
+    sprintf(paste("<span class=\"qlab-differs\">&ne; highlighted</span>: %d of the %d values the paper states",
+                  "differ here (the paper's words beside them, from the figure catalogue); a blank <em>paper</em>",
+                  "cell: the paper does not state it (see the assumptions)."),
+            sum(differs), sum(!is.na(table$differs)))
+  }
+  print_html("<p class=\"qlab-legend\">", legend, "</p>")
+  escape <- htmltools::htmlEscape
+  rows <- purrr::pmap_chr(list(table$parameter, table$value, table$paper, differs),
+                          function(parameter, value, paper, d) {
+    sprintf("<tr%s><td>%s%s</td><td>%s</td><td>%s</td></tr>", if (d) " class=\"qlab-differs\"" else "",
+            if (d) "&ne; " else "", escape(parameter), escape(value), escape(paper))
+  })
+  print_html("<table class=\"table table-sm qlab-table qlab-parameters\"><thead><tr><th>parameter</th><th>value</th>",
+             "<th>paper</th></tr></thead><tbody>", paste(rows, collapse = ""), "</tbody></table>")
+}
+
+#' How many of a scenario's parameters differ from the paper's values (NA without scenario.json).
+count_differing_parameters <- function(ctx, scenario_id) {
+  table <- scenario_parameters(ctx, scenario_id)
+  if (is.null(table)) NA_integer_ else sum(table$differs, na.rm = TRUE)
 }
 
 #' The scenario's assumptions (where the paper is ambiguous); with
@@ -416,25 +551,55 @@ print_assumptions <- function(ctx, id, only_named = FALSE) {
     cat("None recorded.\n\n")
     return(invisible())
   }
-  table <- purrr::map_dfr(assumptions, function(a) tibble::tibble(id = a$id %||% "", field = a$field %||% "", assumption = a$text %||% ""))
+  table <- purrr::map_dfr(assumptions, function(a) {
+    tibble::tibble(id = a$id %||% "", field = a$field %||% "", assumption = a$text %||% "")
+  })
   print_html(html_table(table))
 }
 
-#' The claims of one item or claim section (claim, paper's value, ours, verdict, how tested).
+#' A verdict as a coloured label (qlab.css colours .qlab-v-<verdict>).
+verdict_label <- function(verdict) {
+  sprintf("<span class=\"qlab-verdict qlab-v-%s\">%s</span>", gsub("[^a-z]+", "-", tolower(verdict)),
+          htmltools::htmlEscape(verdict))
+}
+
+#' A sortable table (DT::datatable) of an HTML-formatted data frame
+#' (`table`, its cells escaped already), with a copy as a plain HTML table
+#' in <noscript> for a reader without JavaScript (and for tests that parse
+#' the page). A click on a column's header sorts by it; no paging, so the
+#' whole table prints; a search box once it is long.
+print_sortable_table <- function(table, caption = NULL) {
+  widget <- DT::datatable(
+    table, rownames = FALSE, escape = FALSE, class = "compact stripe qlab-dt",
+    caption = if (!is.null(caption)) htmltools::tags$caption(caption),
+    options = list(paging = FALSE, info = FALSE, searching = nrow(table) > 10, autoWidth = FALSE,
+                   order = list(), dom = if (nrow(table) > 10) "ft" else "t")
+  )
+  print_widget(widget)
+  print_html("<noscript>", knitr::kable(table, format = "html", escape = FALSE, caption = caption,
+                                        table.attr = "class=\"table table-sm qlab-table\""), "</noscript>")
+}
+
+#' The claims of one item or claim section (claim, paper's value, ours,
+#' verdict, how tested), sortable, the verdicts coloured; folded, with every
+#' claim's verdict in view on the fold's line.
 print_claims <- function(ctx, figure) {
   claims <- dplyr::filter(ctx$claims, .data$figure == .env$figure)
-  cat("\n**Claims** (backend ", ctx$backend, "):\n\n", sep = "")
   if (nrow(claims) == 0) {
-    cat("No claim is tested on this item.\n\n")
+    cat("\n**Claims** (backend ", ctx$backend, "): no claim is tested on this item.\n\n", sep = "")
     return(invisible())
   }
   # the test's description (often a paragraph) folded, so the table stays short
   escape <- htmltools::htmlEscape
   table <- dplyr::transmute(claims, claim = escape(.data$claim), `paper's value` = escape(.data$paper_value),
-                            ours = escape(.data$ours), verdict = escape(.data$verdict),
-                            `how we test it` = sprintf("<details><summary>test</summary>%s</details>", escape(.data$method)))
-  print_html(knitr::kable(table, format = "html", escape = FALSE, table.attr = "class=\"table table-sm qlab-table\"",
-                          caption = "Verdict rules: the Verdicts page (verdicts.html)"))
+                            ours = escape(.data$ours), verdict = verdict_label(.data$verdict),
+                            `how we test it` = sprintf("<details><summary>test</summary>%s</details>",
+                                                       escape(.data$method)))
+  print_html(sprintf(paste0("<details class=\"qlab-claims\"><summary><strong>Claims</strong> ",
+                            "(backend %s): %d, verdicts %s</summary>"),
+                     escape(ctx$backend), nrow(claims), paste(verdict_label(claims$verdict), collapse = " ")))
+  print_sortable_table(table, caption = "Verdict rules: the Verdicts page (verdicts.html)")
+  print_html("</details>")
 }
 
 #' A backend ratio's values as a table (metric, series, point, ratio with its interval).
@@ -471,7 +636,8 @@ print_tcp_models <- function(ctx, scenario, backends) {
     return(invisible())
   }
   print_html(html_table(tcp_models_of_runs(runs, plan_tcp),
-                        caption = sprintf("TCP as each simulator ran %s: the plan (read by both) and each runner's own record (run.json)", scenario)))
+                        caption = sprintf(paste("TCP as each simulator ran %s: the plan (read by both) and",
+                                                "each runner's own record (run.json)"), scenario)))
 }
 
 print_backend_ratios <- function(ctx, item) {
@@ -517,8 +683,14 @@ print_item_details <- function(ctx, id, shown_at = NULL) {
     print_assumptions(ctx, id, only_named = TRUE)
   } else {
     # shown once per scenario, folded: the figure and its claims stay in view
-    print_html(sprintf("<details class=\"qlab-details\"><summary>Parameters and assumptions of scenario %s</summary>",
-                       htmltools::htmlEscape(item$scenario)))
+    differing <- count_differing_parameters(ctx, item$scenario)
+    print_html(sprintf("<details class=\"qlab-details\"><summary>Parameters and assumptions of scenario %s%s</summary>",
+                       htmltools::htmlEscape(item$scenario),
+                       if (isTRUE(differing > 0)) {
+                         sprintf(" (%d %s from the paper's)", differing, if (differing == 1) "differs" else "differ")
+                       } else {
+                         ""
+                       }))
     print_parameters(ctx, id)
     print_assumptions(ctx, id)
     print_html("</details>")
@@ -559,7 +731,8 @@ print_table_item <- function(ctx, id) {
     rows <- purrr::map_dfr(item$notation, tibble::as_tibble)
     table <- tibble::tibble(Symbol = notation_html(rows$symbol), Description = htmltools::htmlEscape(rows$description))
     caption <- sprintf(paste("%s (paper): \u201c%s\u201d. The paper's rows as printed (analysis/papers/%s.yaml;",
-                             "tests/test_papers.py checks them against the catalogue)."), item$label, item$caption, ctx$paper)
+                             "tests/test_papers.py checks them against the catalogue)."),
+                       item$label, item$caption, ctx$paper)
     print_html(knitr::kable(table, format = "html", escape = FALSE, caption = htmltools::htmlEscape(caption),
                             table.attr = "class=\"table table-sm qlab-table\""))
     return(invisible())
@@ -652,15 +825,21 @@ item_section_rmd <- function(ctx, item, level, shown_at) {
       sprintf("print_claims(ctx, %s)", id), "```")
   } else {
     c(if (!is.null(absence)) c(paste0("**", absence, "**"), "")
-      else c(notice,
+      else c(notice, "::: {.qlab-figure}",
+             # the widget in a chunk of its own: in the figure's, knitr would caption it too
+             sprintf("```{r %s-interactive, fig.width = %s, fig.height = %s}", label, width, height),
+             sprintf("interactive_figure(ctx, %s)", id), "```", "",
              sprintf("```{r %s, fig.cap = item_caption(ctx, %s), fig.width = %s, fig.height = %s}", label, id,
                      width, height),
-             sprintf("plot_item(ctx, %s)", id), "```", ""),
+             sprintf("plot_item(ctx, %s)", id), "```", ":::", ""),
       sprintf("```{r %s-details, results = 'asis'}", label),
       sprintf("print_item_details(ctx, %s, shown_at = %s)", id, deparse(shown_at)), "```")
   }
   # the item's id is its anchor (ncq-conf.html#ncq-conf-fig2) and is shown under its heading
-  c(sprintf("%s %s {#%s}", strrep("#", level), heading, item_anchor(item$id)), "", sprintf("Item `%s`.", item$id), "",
+  # items sit two per row on a wide screen (qlab.css); a listing, diagram or table takes a whole row
+  wide <- if (item$kind %in% c("listing", "diagram", table_kinds)) " .qlab-item .qlab-wide" else " .qlab-item"
+  c(sprintf("%s %s {#%s%s}", strrep("#", level), heading, item_anchor(item$id), wide), "",
+    sprintf("Item `%s`.", item$id), "",
     item$prose %||% character(), "", body, "")
 }
 
@@ -772,7 +951,8 @@ print_colophon <- function(backends = NULL) {
   cat("\n\n---\n\n**Colophon.** ")
   cat(sprintf("git commit `%s`%s; profile `%s`; backend(s) %s. ",
               provenance$git_commit, if (isTRUE(provenance$git_dirty)) " (with uncommitted changes)" else "",
-              provenance$profile, paste(backends %||% unique(unlist(purrr::map(provenance$scenarios, "backends"))), collapse = ", ")))
+              provenance$profile,
+              paste(backends %||% unique(unlist(purrr::map(provenance$scenarios, "backends"))), collapse = ", ")))
   cat("Scenario hashes (SHA-256, first 16 hex digits): ",
       paste(sprintf("%s `%s`", scenarios$scenario, scenarios$sha256), collapse = "; "), ". ", sep = "")
   cat("Tools: ", paste(names(versions), versions, collapse = ", "), ".\n", sep = "")

@@ -73,7 +73,10 @@ for (page in pages) {
       rmd,
       output_format = rmarkdown::html_document(
         toc = TRUE, self_contained = TRUE, mathjax = NULL,
-        includes = rmarkdown::includes(before_body = navbar_file)
+        # the widgets' JavaScript (plotly, DT) is embedded once per page
+        css = file.path(reports_dir, "qlab.css"),
+        includes = rmarkdown::includes(in_header = file.path(reports_dir, "_qlab-head.html"),
+                                       before_body = navbar_file)
       ),
       output_file = html_name(basename(page)),
       output_dir = site_dir,

@@ -13,12 +13,16 @@ cd "$(dirname "$0")/.."
 # libxml2/sqlite3/python3 headers, which ns-3's CMake targets name without
 # libns3-dev depending on them; debootstrap (the Docker base image); ns-2.35's
 # build dependencies (disciplines/ns2/build.sh builds it from Debian's source);
-# chromium (the rendered site checked in a headless browser, tests/test_e2e.py).
+# chromium (the rendered site checked in a headless browser, tests/test_e2e.py);
+# plotly, htmlwidgets and DT (the report's interactive figures and sortable tables;
+# python3-plotly for its plotly.js 2.6: r-cran-plotly's own 1.31 cannot run its binding);
+# lintr (the R code's lint in make test, scripts/lint-r.sh).
 DEB_PACKAGES=(
   build-essential cmake pkg-config
   libns3-dev ns3 libgsl-dev nlohmann-json3-dev
   r-base-core r-cran-tidyverse r-cran-knitr r-cran-rmarkdown r-cran-testthat
-  r-cran-yaml r-cran-jsonlite r-cran-lintr
+  r-cran-yaml r-cran-jsonlite r-cran-lintr r-cran-plotly r-cran-htmlwidgets r-cran-dt
+  python3-plotly
   pandoc python3-venv valgrind shellcheck
   mininet ethtool bridge-utils iperf3 iputils-ping
   linux-headers-amd64 kmod qemu-system-x86 busybox-static dpkg-dev

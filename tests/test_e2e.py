@@ -155,6 +155,7 @@ def test_report_holds_figures_and_claims(run):
         "inconclusive",
     }, verdicts
     assert (site / "provenance.html").exists()
+    check_explorable(site / "ncq-conf.html")
     # the NCQ journal paper's analytic model: every item with its id, one
     # figure per model item, the stated percentages with a verdict each
     journal = parse(site / "ncq-journal.html")
@@ -173,6 +174,25 @@ def test_report_holds_figures_and_claims(run):
     assert "ns-2 vs ns-3" in cross and "No ns2 results" in cross, cross[:2000]
     rules = " ".join(parse(site / "verdicts.html").text)
     assert "Holm" in rules and "inconclusive" in rules and "TOST" in rules
+
+
+def check_explorable(path: Path) -> None:
+    """A paper page's figures are interactive with the PNG kept for print,
+    its claims tables sortable, and a parameter that differs from the
+    paper's value marked."""
+    html_text = path.read_text(encoding="utf-8")
+    page = parse(path)
+    figures = html_text.count('<div class="qlab-figure">')
+    static_only = html_text.count('<div class="qlab-figure">\n<div class="figure">')  # the topology diagram
+    widgets = html_text.count('class="plotly html-widget')
+    assert static_only == 1 and widgets == figures - 1 >= 12, (figures, static_only, widgets)
+    assert len(page.imgs) >= figures  # every figure's PNG kept (for print, and without JavaScript)
+    assert "plotly.js v2" in html_text  # python3-plotly's, not r-cran-plotly's 1.31
+    assert html_text.count('class="datatables html-widget') >= 9
+    # the parameter tables: size_bytes 141 (the intended reading) against the paper's "packetLength<100"
+    differing = [row for t in page.tables for row in t if row and row[0].startswith("\u2260 series.ncq")]
+    assert any(row[0].endswith("params.size_bytes") and row[1] == "141" for row in differing), differing
+    assert "differ from the paper" in html_text
 
 
 def test_worst_time_figures_show_processor_sharing_and_no_handshake(run):

@@ -1,10 +1,11 @@
 # The Quarto website (knitr + pandoc when quarto is absent).
 
-REPORT_SOURCES = sorted(str(p) for p in Path("reports").glob("*.qmd")) + [
-    "reports/_quarto.yml",
-    "reports/_common.R",
-    "reports/render.R",
-]
+# every file of reports/ the pages read (the site's own output, _site, aside)
+REPORT_SOURCES = sorted(
+    str(p)
+    for p in Path("reports").glob("*")
+    if p.is_file() and p.suffix in (".qmd", ".yml", ".yaml", ".R", ".css", ".html")
+)
 
 
 rule report:
