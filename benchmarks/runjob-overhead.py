@@ -68,7 +68,9 @@ def main() -> int:
         )
         for side, r in rows.items()
     }
-    print("| checkout | jobs | CPU per job, median (s) | of which the runner (s) | qlab's Python per job (s) |")
+    print(
+        "| checkout | jobs | CPU per job, median (s) | of which the runner (s) | qlab's Python per job (s) |"
+    )
     print("|---|---|---|---|---|")
     for side, (t, n, o) in med.items():
         print(f"| {side} ({sides[side]}) | {len(rows[side])} | {t:.3f} | {n:.3f} | {o:.3f} |")
