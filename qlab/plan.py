@@ -280,6 +280,14 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
                     9,
                 ),
             }
+            if flow["start_s"] >= float(doc["duration_s"]):
+                # it would never send (the plan check refuses it too)
+                raise PlanError(
+                    [
+                        f"{where}: workload.groups.{group}: its flow {flow['flow_id']} starts at "
+                        f"{flow['start_s']} s, at or after the run's end (duration_s {doc['duration_s']})"
+                    ]
+                )
             if app == POISSON:
                 stop = min(poisson_stop_s(doc, spec, flow["start_s"], where), float(doc["duration_s"]))
                 flow.update(

@@ -87,7 +87,16 @@ def test_a_ramp_past_the_run_s_end_is_refused(demo_dir, capsys):
     f.write_text(SCENARIO.replace("start_spacing_s: 1.5", "start_spacing_s: 10"))
     assert main(["validate", str(f)]) == 2
     err = capsys.readouterr().err
-    assert "flows[5].start_ns: 32000000000 is at or after the run's end (duration_ns 30000000000)" in err
+    want = "workload.groups.ramp: its flow 5 starts at 32.0 s, at or after the run's end (duration_s 30)"
+    assert want in err
+
+
+def test_a_plan_flow_starting_at_the_run_s_end_is_refused():
+    doc = small_dumbbell("ns3", duration_ns=2 * S, bulk_bytes=10**6)
+    doc["flows"][1]["start_ns"] = 2 * S
+    assert any(
+        p.startswith("flows[1].start_ns: 2000000000 is at or after the run's end") for p in plan.check(doc)
+    )
 
 
 def test_web_groups_have_no_ramp(demo_dir, capsys):
