@@ -39,14 +39,6 @@ series:
 """
 
 
-@pytest.fixture
-def demo_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "disciplines"
-    d.mkdir()
-    (d / "defaults.yaml").write_text((REPO / "scenarios/disciplines/defaults.yaml").read_text())
-    return d
-
-
 def flows_of(demo_dir: Path, text: str = SCENARIO) -> list[dict]:
     f = demo_dir / "stop.yaml"
     f.write_text(text)

@@ -29,14 +29,6 @@ series:
 """
 
 
-@pytest.fixture
-def demo_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "disciplines"
-    d.mkdir()
-    (d / "defaults.yaml").write_text((REPO / "scenarios/disciplines/defaults.yaml").read_text())
-    return d
-
-
 def udp_flows(demo_dir: Path, seed: int = 1, text: str = UDP_SCENARIO) -> list[dict]:
     f = demo_dir / "udp.yaml"
     f.write_text(text)
