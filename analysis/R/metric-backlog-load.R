@@ -6,7 +6,9 @@
 # active, as metric-phase-share.R's phases), the time-average total backlog
 # over the second half of the phase (after TCP and the AQM settle) against
 # the number of sources active in it; per run, the least-squares slope, in
-# packets per source.
+# packets per source. The same for a band's drop ratio (rbaqm Fig. 8: "at
+# 50sec, when Class 2 traffic is switched on, ... Class 1 becomes a
+# bottlenecked class": its drops rise with the load).
 
 #' Least-squares slope of y on x.
 #'
@@ -87,6 +89,37 @@ summarise_backlog_load_slope <- function(queues, by, phases) {
         least_squares_slope(phases$sources[kept], means[kept])
       }
       tibble::tibble(backlog_slope_pkts_per_source = slope)
+    }) |>
+    dplyr::ungroup()
+}
+
+#' Per run, traced queue and band, the slope of the band's drop ratio in
+#' each phase (second half; drops over the packets that arrived at the band,
+#' as summarise_band_drops()) on the sources active (phases where the band
+#' had no arrival are left out; NA with fewer than two loads left).
+#'
+#' @param packets Collected packets table (`time_s`, `queue`, `event`, `band`, `sojourn_s`).
+#' @param by Columns naming a run.
+#' @param phases From source_phases().
+#' @return `by`, `queue`, `band`, `drop_ratio_slope_per_source`.
+summarise_drop_load_slope <- function(packets, by, phases) {
+  require_columns(packets, c(by, "time_s", "queue", "event", "band", "sojourn_s"), "drop ratio slope")
+  packets |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "queue", "band")))) |>
+    dplyr::group_modify(function(events, key) {
+      ratios <- purrr::pmap_dbl(phases, function(from_s, to_s, sources) {
+        inside <- events$time_s >= (from_s + to_s) / 2 & events$time_s < to_s
+        drop <- inside & events$event == "drop"
+        arrived <- sum(inside & events$event == "enq") + sum(drop & is.na(events$sojourn_s))
+        if (arrived == 0) NA_real_ else sum(drop) / arrived
+      })
+      kept <- !is.na(ratios)
+      slope <- if (length(unique(phases$sources[kept])) < 2) {
+        NA_real_
+      } else {
+        least_squares_slope(phases$sources[kept], ratios[kept])
+      }
+      tibble::tibble(drop_ratio_slope_per_source = slope)
     }) |>
     dplyr::ungroup()
 }

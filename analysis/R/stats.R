@@ -253,6 +253,13 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       longer(drops$drops, c(dropped_pkts = "dropped_pkts"), c("queue", "band", "reason")),
       longer(drops$ratios, c(drop_ratio = "drop_ratio"), c("queue", "band"))
     )
+    # sources switched on and off (rbaqm Fig. 8): each band's drops against the load, within each run
+    sources <- if (!is.null(results$scenario)) scenario_source_groups(results$scenario)
+    if (!is.null(sources)) {
+      drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
+        summarise_drop_load_slope(valid_only(results$packets), by, source_phases(sources)),
+        c(drop_ratio_slope_per_source = "drop_ratio_slope_per_source"), c("queue", "band")))
+    }
     if ("len_bytes" %in% names(results$packets)) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_useful_50ms(valid_only(results$packets), by, results$runs, warmup_s),

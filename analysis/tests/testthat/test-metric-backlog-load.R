@@ -40,3 +40,18 @@ test_that("a run whose samples see one load only has no slope", {
   queues <- tibble::tibble(seed = 1L, queue = "L:R", time_s = c(6, 7), band = 0L, backlog_pkts = c(1, 2))
   expect_true(is.na(summarise_backlog_load_slope(queues, "seed", phases)$backlog_slope_pkts_per_source))
 })
+
+test_that("the drop ratio slope is per band, over the second half of each phase", {
+  phases <- tibble::tibble(from_s = c(0, 10), to_s = c(10, 20), sources = c(2, 6))
+  # band 0, second halves: [5, 10) two arrivals, none dropped (ratio 0); [15, 20) four arrivals (three enq
+  # and a drop on arrival) and a head drop (with a sojourn: no arrival): 2 / 4 -> slope 0.5 / 4 = 0.125;
+  # band 1 arrives in the first phase only: no slope. The events at 1 s (a first half) are ignored.
+  packets <- tibble::tibble(seed = 1L, queue = "L:R",
+                            time_s = c(1, 6, 7, 16, 16, 17, 18, 19, 6),
+                            event = c("drop", "enq", "enq", "enq", "enq", "enq", "drop", "drop", "enq"),
+                            band = c(0L, 0L, 0L, 0L, 0L, 0L, 0L, 0L, 1L),
+                            sojourn_s = c(NA, NA, NA, NA, NA, NA, NA, 0.3, NA))
+  slope <- summarise_drop_load_slope(packets, "seed", phases)
+  expect_equal(slope$band, 0:1)
+  expect_equal(slope$drop_ratio_slope_per_source, c(0.125, NA))
+})
