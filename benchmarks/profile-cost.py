@@ -3,23 +3,24 @@
 
     .venv/bin/python benchmarks/profile-cost.py RESULTS [--profile paper] [--by scenario|paper]
 
-RESULTS is a tree made by `make reproduce` (any profile): every run's
-`run.json` records the CPU seconds of its runner process (`runner_cpu_s`).
-The script expands the target profile's jobs and prices each one:
+RESULTS is a tree made by `make reproduce` (any profile) from these scenario
+files: every run's `run.json` records the CPU seconds of its runner process
+(`runner_cpu_s`).
+The script expands the target profile's jobs and prices each one from the
+measured runs of the same scenario, backend and series (of the scenario and
+backend if that series was not measured), using the packets a run offers
+(`qlab.scenario.estimate_packets`: simulation cost is linear in packets and
+flows, docs/benchmarks.md):
 
-- measured: a run of the same scenario, backend, series and sweep point
-  exists in RESULTS (its seeds' mean CPU);
-- fitted: the same scenario, backend and series were measured at two or more
-  values of its one numeric sweep variable: a least-squares line in that
-  variable (simulation cost is linear in flows, docs/benchmarks.md), or for
-  points beyond the measured range the line extrapolated (said so);
-- scaled: otherwise the mean CPU of the scenario and backend's measured runs;
-- unpriced: the scenario and backend were not measured at all.
+- measured: that very point was measured (same offered packets and
+  duration): the mean CPU of its seeds;
+- fitted / extrapolated: a least-squares line of CPU in offered packets
+  through the measured points, inside or beyond their range;
+- scaled: one size was measured: in proportion to the packets offered, or
+  for the same packets (bulk tasks) to the simulated time;
+- unpriced: nothing of the scenario and backend was measured (emulation
+  runs report no runner CPU).
 
-A profile that changes a scenario's duration is priced in proportion to it
-(simulation cost is linear in simulated time at a steady load); runs that
-stop when their sources are done are priced as measured, and the output
-names both kinds.
 Prints a table per scenario and backend, and the total in CPU-hours.
 """
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import copy
 import json
 import statistics
 import sys
@@ -80,54 +82,53 @@ def main() -> int:
         return 2
     runs = measured_runs(args.results)
     by_point = {k: statistics.fmean(v) for k, v in runs.items()}
-    by_scenario: dict[tuple, list[float]] = collections.defaultdict(list)
-    for (scen, backend, _series, _point), cpus in runs.items():
-        by_scenario[(scen, backend)] += cpus
 
     rows: dict[tuple, dict] = collections.defaultdict(lambda: collections.Counter())
-    longer: set[str] = set()
-    stretched: set[str] = set()
     for s in sc.load_all():
         if s.abstract:
             continue
-        target = sc.resolve(s, args.profile)
-        measured = sc.resolve(s, args.measured_profile)
-        stretch = 1.0
-        if float(target["duration_s"]) != float(measured["duration_s"]):
-            if target.get("stop_when_done"):
-                longer.add(s.id)
-            else:
-                stretch = float(target["duration_s"]) / float(measured["duration_s"])
-                stretched.add(f"{s.id} x{stretch:g}")
-        sweep_vars = list(target.get("sweep") or {})
+        docs = {prof: sc.resolve(s, prof) for prof in {args.profile, args.measured_profile}}
+
+        def offered(prof: str, values: dict, docs=docs) -> tuple[float, float]:
+            """(packets a run offers, its duration) at one point of a profile."""
+            doc = copy.deepcopy(docs[prof])
+            sc.apply_point(doc, doc.get("sweep") or {}, values)
+            return sum(p for _, p in sc.estimate_packets(doc)), float(doc["duration_s"])
+
+        # what was measured of this scenario: (backend, series) -> [(packets, duration, cpu)]
+        seen: dict[tuple, list[tuple[float, float, float]]] = collections.defaultdict(list)
+        for job in sc.expand(s, args.measured_profile):
+            cpu = by_point.get((s.id, job.backend, job.series, job.point))
+            if cpu is not None:
+                x, d = offered(args.measured_profile, job.spec["point_values"])
+                seen[(job.backend, job.series)].append((x, d, cpu))
         for job in sc.expand(s, args.profile):
-            key = (s.id, job.backend)
             row = rows[(s.paper if args.by == "paper" else s.id, job.backend)]
             row["runs"] += 1
-            exact = by_point.get((s.id, job.backend, job.series, job.point))
-            if exact is not None:
-                row["cpu"] += exact * stretch
-                row["measured"] += 1
-                continue
-            if len(sweep_vars) == 1:
-                var = sweep_vars[0]
-                pts = [
-                    (float(runs_key[3].rsplit(f"{var}-", 1)[1]), cpu)
-                    for runs_key, cpu in by_point.items()
-                    if runs_key[:3] == (s.id, job.backend, job.series) and f"_{var}-" in runs_key[3]
-                ]
-                xs = sorted({x for x, _ in pts})
-                value = job.spec["point_values"].get(var)
-                if len(xs) >= 2 and isinstance(value, (int, float)):
-                    a, b = line([x for x, _ in pts], [c for _, c in pts])
-                    row["cpu"] += max(a + b * float(value), min(c for _, c in pts)) * stretch
-                    row["extrapolated" if not xs[0] <= value <= xs[-1] else "fitted"] += 1
-                    continue
-            if by_scenario.get(key):
-                row["cpu"] += statistics.fmean(by_scenario[key]) * stretch
-                row["scaled"] += 1
-            else:
+            x, d = offered(args.profile, job.spec["point_values"])
+            pts = seen.get((job.backend, job.series)) or [
+                p for (b, _), ps in seen.items() if b == job.backend for p in ps
+            ]
+            if not pts:
                 row["unpriced"] += 1
+                continue
+            exact = [c for xm, dm, c in pts if xm == x and dm == d]
+            xs = sorted({xm for xm, _, _ in pts})
+            if exact and seen.get((job.backend, job.series)):
+                cpu, how = statistics.fmean(exact), "measured"
+            elif len(xs) >= 2:
+                a, b = line([p[0] for p in pts], [p[2] for p in pts])
+                cpu = max(a + b * x, min(p[2] for p in pts))
+                how = "fitted" if xs[0] <= x <= xs[-1] else "extrapolated"
+            else:
+                xm, dm = pts[0][0], pts[0][1]
+                cpu = statistics.fmean(p[2] for p in pts)
+                # one measured size: in proportion to the packets offered, or
+                # (the same packets, e.g. bulk tasks) to the simulated time
+                cpu *= x / xm if xm > 0 and x != xm else d / dm
+                how = "scaled"
+            row["cpu"] += cpu
+            row[how] += 1
 
     print(f"profile {args.profile}, priced from {args.results} ({args.measured_profile} profile)")
     header = (
@@ -145,16 +146,6 @@ def main() -> int:
         total_cpu += r["cpu"]
         unpriced += r["unpriced"]
     print(f"{'total':34s} {'':8s} {total_runs:6d} {total_cpu / 3600:8.2f}   ({unpriced} runs unpriced)")
-    if stretched:
-        print(
-            f"durations differ from {args.measured_profile}'s, CPU scaled by their ratio: "
-            f"{', '.join(sorted(stretched))}"
-        )
-    if longer:
-        print(
-            f"runs that stop when their sources are done, of another length than in {args.measured_profile} "
-            f"(priced at the measured length): {', '.join(sorted(longer))}"
-        )
     return 0
 
 
