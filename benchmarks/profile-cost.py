@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a profile costs, estimated from a results tree that was measured.
 
-    .venv/bin/python benchmarks/profile-cost.py RESULTS [--profile paper] [--by scenario|paper]
+    .venv/bin/python benchmarks/profile-cost.py RESULTS... [--profile paper] [--by scenario|paper]
 
 RESULTS is a tree made by `make reproduce` (any profile) from these scenario
 files: every run's `run.json` records the CPU seconds of its runner process
@@ -67,7 +67,7 @@ def line(xs: list[float], ys: list[float]) -> tuple[float, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", type=Path, help="a measured results tree")
+    ap.add_argument("results", type=Path, nargs="+", help="measured results trees (a later one wins a run)")
     ap.add_argument("--profile", default="paper", choices=sc.PROFILES)
     ap.add_argument(
         "--measured-profile",
@@ -77,10 +77,12 @@ def main() -> int:
     )
     ap.add_argument("--by", default="scenario", choices=["scenario", "paper"])
     args = ap.parse_args()
-    if not args.results.is_dir():
-        print(f"profile-cost: {args.results}: no such results directory", file=sys.stderr)
-        return 2
-    runs = measured_runs(args.results)
+    runs: dict[tuple, list[float]] = {}
+    for results in args.results:
+        if not results.is_dir():
+            print(f"profile-cost: {results}: no such results directory", file=sys.stderr)
+            return 2
+        runs.update(measured_runs(results))
     by_point = {k: statistics.fmean(v) for k, v in runs.items()}
 
     rows: dict[tuple, dict] = collections.defaultdict(lambda: collections.Counter())
@@ -130,7 +132,8 @@ def main() -> int:
             row["cpu"] += cpu
             row[how] += 1
 
-    print(f"profile {args.profile}, priced from {args.results} ({args.measured_profile} profile)")
+    where = ", ".join(str(r) for r in args.results)
+    print(f"profile {args.profile}, priced from {where} ({args.measured_profile} profile)")
     header = (
         f"{'scenario' if args.by == 'scenario' else 'paper':34s} {'backend':8s} {'runs':>6s} "
         f"{'CPU-h':>8s} {'measured':>8s} {'fitted':>7s} {'extrap.':>7s} {'scaled':>7s} {'unpriced':>8s}"
