@@ -463,6 +463,10 @@ scenario_parameters <- function(ctx, scenario_id) {
   for (name in names(scenario$sweep)) {
     swept <- table$parameter == scenario$sweep[[name]]$path
     table$value[swept] <- sprintf("swept: see sweep.%s.values", name)
+    for (path in names(scenario$sweep[[name]]$with)) {
+      alongside <- table$parameter == path
+      table$value[alongside] <- sprintf("set with sweep.%s: see sweep.%s.with", name, name)
+    }
   }
   stated <- read_stated_parameters(file.path(qlab_root, "reports", "paper-parameters.yaml"), ctx$paper)
   parameters_vs_paper(table, stated, scenario_id)
