@@ -25,6 +25,8 @@
 #   at_least       the mean of the metric ≥ `threshold` for the given series at every point
 #   at_most        the same with ≤; `over: every_run` judges each run (a bound, no statistics)
 #   trend          metric `decreasing`/`increasing` in the sweep variable, per series
+#   order_changes  the order of the `series` changes across the points (sweep values, or the bins of a
+#                  per-bin metric): one series above another at one point and below it at another
 #   theory         the metric of one series agrees with a closed form (`model`, validation_models())
 #                  within 1 ± `margin` at every point of the sweep variable `x` (TOST on the per-seed
 #                  ratios to the closed form)
@@ -36,11 +38,15 @@
 #   requires       {metric, <keys>, series, min}: a demonstration's defining rule must have fired
 #                  (the metric ≥ min, default 1, in every run of those series), else "not reproduced"
 #   times_s        with metric tasks_completed: the times t at which tasks completed by t are compared
+#   bins           with metric useful_bps (per bin of sessions, not per run): {group, edges, deadline_s},
+#                  taken by analyze_paper() from the claim's figure (a useful_vs_sessions item); the
+#                  bins (`sessions`) are then the points
 
 verdicts <- c("reproduced", "partly", "inconclusive", "not reproduced", "qualitative", "not comparable")
 
 comparison_kinds <- c("ratio_at", "difference_at", "direction", "no_worse", "equivalent", "share_of_runs",
-                      "at_least", "at_most", "trend", "theory", "model_value", "qualitative", "not_comparable")
+                      "at_least", "at_most", "trend", "order_changes", "theory", "model_value", "qualitative",
+                      "not_comparable")
 # Kinds tested on a paper's analytic model, not on runs (no metric, no scenario).
 model_comparison_kinds <- "model_value"
 
@@ -116,6 +122,14 @@ verdict_rules <- function() {
     "the claimed sign in some series, the opposite in none",
     "no series decides",
     "the opposite sign in one series or more",
+    "order_changes",
+    sprintf(paste("For each pair of the series and each point (sweep value or bin), one-sided paired t-tests of the",
+                  "per-seed differences both ways; Holm across every test of the claim; a series is shown above",
+                  "another at a point when its adjusted p < %s."), a),
+    "one pair is shown in one order at a point and in the other order at another point",
+    "—",
+    "no pair reverses, and no series is shown above every other at every point",
+    "one series is shown above every other series at every point (the order never changes)",
     "theory",
     sprintf(paste("At each sweep point, equivalence of one series' per-seed values, as ratios to a closed form of",
                   "queueing theory (the validation page), within 1 ± margin by two one-sided tests (TOST); outside:",
@@ -196,6 +210,7 @@ check_claim <- function(claim, where) {
     share_of_runs = c("treatment", "baseline", "above", "expected", "tolerance_pp"),
     at_least = , at_most = c("series", "threshold"),
     trend = c("series", "relation", "x"),
+    order_changes = "series",
     model_value = c("model", "series"),
     qualitative = , not_comparable = "reason"
   )
@@ -334,6 +349,9 @@ evaluate_claim <- function(claim, metrics_by_scenario,
   if (identical(claim$metric, "tasks_completed")) {
     metrics <- tasks_completed_runs(data$results, unlist(comparison$times_s), sweep_vars)
     sweep_vars <- c(sweep_vars, "time_s")
+  } else if (identical(claim$metric, "useful_bps")) {
+    metrics <- useful_bins_runs(data$results, claim, sweep_vars)
+    sweep_vars <- c(sweep_vars, "sessions")
   } else {
     metrics <- select_metric_rows(data$metrics, selector, sprintf("claim %s", claim$id))
   }
@@ -368,7 +386,8 @@ evaluate_claim <- function(claim, metrics_by_scenario,
     share_of_runs = evaluate_share_of_runs,
     at_least = evaluate_threshold,
     at_most = evaluate_threshold,
-    trend = evaluate_trend
+    trend = evaluate_trend,
+    order_changes = evaluate_order_changes
   )
   evaluate(claim, metrics, sweep_vars, sweep)
 }
@@ -386,6 +405,28 @@ tasks_completed_runs <- function(results, times_s, sweep_vars) {
   count_tasks_completed(flows, c(run_key_columns, sweep_vars), sort(times_s)) |>
     dplyr::transmute(dplyr::across(dplyr::all_of(c(run_key_columns, sweep_vars, "time_s"))),
                      metric = "tasks_completed", value = as.numeric(.data$tasks_completed), n_censored = 0L) |>
+    with_metric_keys()
+}
+
+#' The useful throughput of a claim's band per run and bin of sessions
+#' (metric useful_bps; the bins are the claim's `bins`, its figure's), as a
+#' long per-run metric table with `sessions` beside the sweep variables
+#' (valid runs only).
+useful_bins_runs <- function(results, claim, sweep_vars) {
+  bins <- claim$bins
+  if (is.null(results) || is.null(bins$group) || is.null(bins$edges) || is.null(claim$band)) {
+    stop(sprintf(paste("claim %s: useful_bps is per bin of sessions: the claim needs a `band`, its `bins` (group,",
+                       "edges, deadline_s: its figure's) and the scenario's packets and flows"), claim$id))
+  }
+  valid_runs <- dplyr::filter(results$runs, .data$valid)
+  packets <- dplyr::semi_join(results$packets, valid_runs, by = run_key_columns)
+  flows <- dplyr::semi_join(results$flows, valid_runs, by = run_key_columns)
+  by <- c(run_key_columns, sweep_vars)
+  summarise_useful_throughput(packets, flows, by, band = as.integer(claim$band), group = bins$group,
+                              edges = as.integer(unlist(bins$edges)), end_s = min(valid_runs$sim_end_s),
+                              deadline_s = as.numeric(bins$deadline_s %||% 0.05)) |>
+    dplyr::transmute(dplyr::across(dplyr::all_of(c(by, "sessions"))), metric = "useful_bps",
+                     band = as.integer(claim$band), value = .data$useful_bps, n_censored = 0L) |>
     with_metric_keys()
 }
 
@@ -966,4 +1007,65 @@ memoise_by_name <- function(f) {
     if (is.null(cache[[name]])) cache[[name]] <<- f(name)
     cache[[name]]
   }
+}
+
+# order_changes: for each pair of series and each point, one-sided paired
+# t-tests of the per-seed differences both ways, Holm across all of them;
+# reproduced when a pair is shown in both orders at different points, not
+# reproduced when one series is shown above every other at every point.
+# See verdict_rules().
+evaluate_order_changes <- function(claim, metrics, sweep_vars, sweep) {
+  series <- unlist(claim$comparison$series)
+  if (length(series) < 2) {
+    stop(sprintf("claim %s: order_changes needs two series or more", claim$id))
+  }
+  cells <- purrr::map_dfr(utils::combn(series, 2, simplify = FALSE), function(pair) {
+    paired_effects(metrics, pair[[1]], pair[[2]], sweep_vars, "difference") |>
+      test_cells(sweep_vars, 0, "greater") |>
+      dplyr::mutate(first = pair[[1]], second = pair[[2]])
+  }) |>
+    dplyr::filter(.data$n >= 2)
+  if (nrow(cells) == 0) {
+    return(claim_outcome("not comparable", "—", "No point has two or more paired seeds."))
+  }
+  # p_for: first above second; p_against: first below; one family of both sides
+  adjusted <- holm(c(cells$p_for, cells$p_against))
+  cells$above <- !is.na(adjusted[seq_len(nrow(cells))]) & adjusted[seq_len(nrow(cells))] < verdict_alpha
+  cells$below <- !is.na(adjusted[-seq_len(nrow(cells))]) & adjusted[-seq_len(nrow(cells))] < verdict_alpha
+  point_of <- function(rows) {
+    if (length(sweep_vars) == 0) rep("the run", nrow(rows)) else do.call(paste, c(rows[sweep_vars], sep = "/"))
+  }
+  cells$point <- point_of(cells)
+  pairs <- dplyr::summarise(dplyr::group_by(cells, .data$first, .data$second),
+                            reverses = any(.data$above) && any(.data$below),
+                            above_at = paste(.data$point[.data$above], collapse = ", "),
+                            below_at = paste(.data$point[.data$below], collapse = ", "), .groups = "drop")
+  # the series shown above every other at each point (none where no series is)
+  points <- unique(cells$point)
+  best <- purrr::map_chr(points, function(pt) {
+    here <- cells[cells$point == pt, ]
+    wins <- purrr::keep(series, function(s) {
+      all((here$first == s & here$above) | (here$second == s & here$below) | (here$first != s & here$second != s))
+    })
+    if (length(wins) == 1) wins else NA_character_
+  })
+  verdict <- if (any(pairs$reverses)) {
+    "reproduced"
+  } else if (!anyNA(best) && length(unique(best)) == 1) {
+    "not reproduced"
+  } else {
+    "inconclusive"
+  }
+  where <- if (length(sweep_vars) == 0) "" else sprintf(" (%s)", paste(sweep_vars, collapse = "/"))
+  ours <- paste0(paste(sprintf("%s above %s at %s; below at %s", pairs$first, pairs$second,
+                               dplyr::if_else(pairs$above_at == "", "none", pairs$above_at),
+                               dplyr::if_else(pairs$below_at == "", "none", pairs$below_at)), collapse = "; "),
+                 sprintf("; best%s: %s", where,
+                         paste(sprintf("%s %s", points, dplyr::coalesce(best, "none shown")), collapse = ", ")))
+  method <- sprintf(paste(
+    "%s of %s, paired by seed: at each point%s and for each pair, one-sided t-tests of the per-seed differences",
+    "both ways; %s. Reproduced if a pair is shown in one order at a point and in the other at another; not",
+    "reproduced if one series is shown above every other at every point; inconclusive otherwise."),
+    claim$metric_id, paste(series, collapse = ", "), where, family_method(2 * nrow(cells)))
+  claim_outcome(verdict, ours, method)
 }
