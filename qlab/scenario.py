@@ -465,6 +465,18 @@ def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
+def sweep_paths(sw: dict[str, Any]) -> list[str]:
+    """The dotted paths a sweep variable sets: its `path`, then any `also`."""
+    return [sw["path"], *sw.get("also", [])]
+
+
+def set_sweep_point(doc: dict[str, Any], sweep: dict[str, Any], values: dict[str, Any]) -> None:
+    """Set every path of each sweep variable to its value at a point."""
+    for name, value in values.items():
+        for dotted in sweep_paths(sweep[name]):
+            _set(doc, dotted, value)
+
+
 def format_value(value: Any) -> str:
     """A sweep value as it appears in point ids and discipline parameters."""
     if isinstance(value, bool):
@@ -568,9 +580,11 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
     if "tcp" in trace.get("collect", []) and trace.get("tcp", False) in (False, []):
         out.append(("trace.collect", "collecting tcp needs trace.tcp (true or flow ids)"))
     for name, sw in (doc.get("sweep") or {}).items():
-        found, _ = _get(doc, sw["path"])
-        if not found:
-            out.append((f"sweep.{name}.path", f"no field {sw['path']!r} in the scenario to vary"))
+        for i, dotted in enumerate(sweep_paths(sw)):
+            found, _ = _get(doc, dotted)
+            if not found:
+                field_name = f"sweep.{name}.path" if i == 0 else f"sweep.{name}.also.{i - 1}"
+                out.append((field_name, f"no field {dotted!r} in the scenario to vary"))
         for i, value in enumerate(sw["values"]):
             if not SAFE_TOKEN.match(format_value(value)):
                 out.append(
@@ -815,11 +829,11 @@ def _field_of(
     """Where a value of the resolved document was set: a sweep point, the
     profile's override, or the file itself."""
     for name, value in values.items():
-        target = sweep[name]["path"]
-        if field_path == target or field_path.startswith(target + "."):
+        targets = [t for t in sweep_paths(sweep[name]) if field_path == t or field_path.startswith(t + ".")]
+        if targets:
             i = next(i for i, v in enumerate(sweep[name]["values"]) if v == value and type(v) is type(value))
             src = f"profiles.{profile}.override.sweep" if name in (override.get("sweep") or {}) else "sweep"
-            return f"{src}.{name}.values.{i} (sets {target})"
+            return f"{src}.{name}.values.{i} (sets {targets[0]})"
     parts = field_path.split(".")
     for n in range(len(parts), 0, -1):
         if _get(override, ".".join(parts[:n]))[0]:
@@ -862,15 +876,14 @@ def check_resolved(scen: Scenario, profile: str) -> None:
             raise fail(problems, {})
     sweep = doc.get("sweep") or {}
     for name, sw in sweep.items():
-        top = sw["path"].split(".")[0]
-        found, target = _get(doc, sw["path"])
-        if top in NOT_SWEPT:
-            raise fail([(f"sweep.{name}.path", f"{top} cannot be swept")], {})
-        if found and isinstance(target, (dict, list)):
-            raise fail(
-                [(f"sweep.{name}.path", f"{sw['path']} is a {_type_name(target)}; a sweep sets one value")],
-                {},
-            )
+        for i, dotted in enumerate(sweep_paths(sw)):
+            field_name = f"sweep.{name}.path" if i == 0 else f"sweep.{name}.also.{i - 1}"
+            top = dotted.split(".")[0]
+            found, target = _get(doc, dotted)
+            if top in NOT_SWEPT:
+                raise fail([(field_name, f"{top} cannot be swept")], {})
+            if found and isinstance(target, (dict, list)):
+                raise fail([(field_name, f"{dotted} is a {_type_name(target)}; a sweep sets one value")], {})
     max_jobs, max_packets = limits()
     n_points = math.prod(len(sw["values"]) for sw in sweep.values())
     seeds = doc["seeds"] if isinstance(doc["seeds"], int) else len(doc["seeds"])
@@ -890,8 +903,7 @@ def check_resolved(scen: Scenario, profile: str) -> None:
     for combo in itertools.product(*(sw["values"] for sw in sweep.values())):
         values = dict(zip(sweep, combo, strict=True))
         pdoc = copy.deepcopy(doc)
-        for name, value in values.items():
-            _set(pdoc, sweep[name]["path"], value)
+        set_sweep_point(pdoc, sweep, values)
         if values:
             problems = _schema_problems(pdoc) or _semantic_problems(pdoc)
             if problems:
@@ -957,8 +969,7 @@ def iter_jobs(
     problems: list[str] = []
     for values in points(base):
         doc = copy.deepcopy(base)
-        for name, value in values.items():
-            _set(doc, doc["sweep"][name]["path"], value)
+        set_sweep_point(doc, doc["sweep"], values)
         for seed in doc["seeds"][:1] if first_seed_only else doc["seeds"]:
             try:
                 workload = plans.build_workload(doc, seed, where)

@@ -457,7 +457,7 @@ scenario_parameters <- function(ctx, scenario_id) {
   table <- flatten_parameters(scenario[keep])
   # a swept value is not the value of every run: point to its sweep
   for (name in names(scenario$sweep)) {
-    swept <- table$parameter == scenario$sweep[[name]]$path
+    swept <- table$parameter %in% c(scenario$sweep[[name]]$path, unlist(scenario$sweep[[name]]$also))
     table$value[swept] <- sprintf("swept: see sweep.%s.values", name)
   }
   stated <- read_stated_parameters(file.path(qlab_root, "reports", "paper-parameters.yaml"), ctx$paper)
