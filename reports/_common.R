@@ -400,6 +400,9 @@ item_caption <- function(ctx, id) {
       describe_series(ctx$scenarios[[item$scenario]])))
   }
   table <- ctx$figures[[item_file(item)]]
+  if (item$kind %in% kinds_without_runs && !is.null(item$model_note)) {
+    return(sprintf("%s (paper): \u201c%s\u201d. qlab: %s", item$label, item$caption, item$model_note))
+  }
   if (item$kind %in% kinds_without_runs) {
     others <- setdiff(unique(table$reading), "printed")
     return(sprintf(paste(

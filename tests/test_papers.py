@@ -31,8 +31,9 @@ REPORTS = ROOT / "reports"
 # beside the checkout, or where QLAB_CATALOGUE points.
 CATALOGUE = Path(os.environ.get("QLAB_CATALOGUE", ROOT.parent / "shared" / "design" / "catalogue.yaml"))
 METRIC_KEYS = ("group", "cls", "queue", "band", "reason")
-# catalogue item kind -> the paper spec's kind, where they must agree
-CATALOGUE_KINDS = {"diagram": "diagram", "pseudo-code": "listing"}
+# catalogue item kind -> the paper spec's kinds, where they must agree (a
+# diagram of a schedule, srd's Figs. 1-2, is computed without runs: model_vs_x)
+CATALOGUE_KINDS = {"diagram": ("diagram", "model_vs_x"), "pseudo-code": ("listing",)}
 
 
 def load(path: Path) -> dict:
@@ -249,8 +250,9 @@ def test_every_catalogue_item_of_a_paper_is_listed_once():
                     f"{item['id']}: caption must be the paper's, verbatim"
                 )
             if entry.get("kind") in CATALOGUE_KINDS:
-                assert item["kind"] == CATALOGUE_KINDS[entry["kind"]], (
-                    f"{item['id']}: kind must be the catalogue's {entry['kind']}"
+                assert item["kind"] in CATALOGUE_KINDS[entry["kind"]], (
+                    f"{item['id']}: kind must be one of {CATALOGUE_KINDS[entry['kind']]} (the catalogue's "
+                    f"{entry['kind']})"
                 )
 
 
