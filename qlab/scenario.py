@@ -465,6 +465,22 @@ def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
     cur[parts[-1]] = value
 
 
+def sweep_paths(sw: dict[str, Any]) -> list[str]:
+    """The dotted paths a sweep variable sets to its own value: its `path`,
+    then any `also`."""
+    return [sw["path"], *sw.get("also", [])]
+
+
+def sweep_targets(sw: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every (field, dotted path) a sweep variable sets: `path`, `also.i`
+    (the same value), `with.PATH` (a value of its own per swept value)."""
+    return [
+        ("path", sw["path"]),
+        *((f"also.{i}", p) for i, p in enumerate(sw.get("also", []))),
+        *((f"with.{p}", p) for p in sw.get("with") or {}),
+    ]
+
+
 def format_value(value: Any) -> str:
     """A sweep value as it appears in point ids and discipline parameters."""
     if isinstance(value, bool):
@@ -568,12 +584,13 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
     if "tcp" in trace.get("collect", []) and trace.get("tcp", False) in (False, []):
         out.append(("trace.collect", "collecting tcp needs trace.tcp (true or flow ids)"))
     for name, sw in (doc.get("sweep") or {}).items():
-        found, _ = _get(doc, sw["path"])
-        if not found:
-            out.append((f"sweep.{name}.path", f"no field {sw['path']!r} in the scenario to vary"))
-        for path, companions in (sw.get("with") or {}).items():
+        for key, path in sweep_targets(sw):
             if not _get(doc, path)[0]:
-                out.append((f"sweep.{name}.with.{path}", f"no field {path!r} in the scenario to set"))
+                verb = "set" if key.startswith("with.") else "vary"
+                out.append((f"sweep.{name}.{key}", f"no field {path!r} in the scenario to {verb}"))
+            if key != "path" and (path == sw["path"] or path.split(".")[0] in NOT_SWEPT):
+                out.append((f"sweep.{name}.{key}", f"{path} cannot be set by a sweep"))
+        for path, companions in (sw.get("with") or {}).items():
             if len(companions) != len(sw["values"]):
                 out.append(
                     (
@@ -581,8 +598,6 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
                         f"{len(companions)} values for the sweep's {len(sw['values'])}: one per sweep value",
                     )
                 )
-            if path == sw["path"] or path.split(".")[0] in NOT_SWEPT:
-                out.append((f"sweep.{name}.with.{path}", f"{path} cannot be set by a sweep"))
         for i, value in enumerate(sw["values"]):
             if not SAFE_TOKEN.match(format_value(value)):
                 out.append(
@@ -829,12 +844,10 @@ def _field_of(
     for name, value in values.items():
         i = next(i for i, v in enumerate(sweep[name]["values"]) if v == value and type(v) is type(value))
         src = f"profiles.{profile}.override.sweep" if name in (override.get("sweep") or {}) else "sweep"
-        target = sweep[name]["path"]
-        if field_path == target or field_path.startswith(target + "."):
-            return f"{src}.{name}.values.{i} (sets {target})"
-        for path in sweep[name].get("with") or {}:
+        for key, path in sweep_targets(sweep[name]):
             if field_path == path or field_path.startswith(path + "."):
-                return f"{src}.{name}.with.{path}.{i} (sets {path})"
+                label = f"{key}.{i}" if key.startswith("with.") else f"values.{i}"
+                return f"{src}.{name}.{label} (sets {path})"
     parts = field_path.split(".")
     for n in range(len(parts), 0, -1):
         if _get(override, ".".join(parts[:n]))[0]:
@@ -877,15 +890,14 @@ def check_resolved(scen: Scenario, profile: str) -> None:
             raise fail(problems, {})
     sweep = doc.get("sweep") or {}
     for name, sw in sweep.items():
-        for key, path in [("path", sw["path"]), *((f"with.{p}", p) for p in sw.get("with") or {})]:
+        for key, path in sweep_targets(sw):
             top = path.split(".")[0]
             found, target = _get(doc, path)
             if top in NOT_SWEPT:
                 raise fail([(f"sweep.{name}.{key}", f"{top} cannot be swept")], {})
             if found and isinstance(target, (dict, list)):
                 raise fail(
-                    [(f"sweep.{name}.{key}", f"{path} is a {_type_name(target)}; a sweep sets one value")],
-                    {},
+                    [(f"sweep.{name}.{key}", f"{path} is a {_type_name(target)}; a sweep sets one value")], {}
                 )
     max_jobs, max_packets = limits()
     n_points = math.prod(len(sw["values"]) for sw in sweep.values())
@@ -943,11 +955,13 @@ def points(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def apply_point(doc: dict[str, Any], sweep: dict[str, Any], values: dict[str, Any]) -> None:
-    """Set one sweep point's values in doc: each variable's path, and the
-    paths its `with` sets alongside it (the value at the same index)."""
+    """Set one sweep point's values in doc: each variable's path and its
+    `also` paths to the value, and the paths its `with` sets alongside it
+    (the value at the same index)."""
     for name, value in values.items():
         sw = sweep[name]
-        _set(doc, sw["path"], value)
+        for dotted in sweep_paths(sw):
+            _set(doc, dotted, value)
         if sw.get("with"):
             i = next(i for i, v in enumerate(sw["values"]) if v == value and type(v) is type(value))
             for path, companions in sw["with"].items():

@@ -404,6 +404,9 @@ item_caption <- function(ctx, id) {
       describe_series(ctx$scenarios[[item$scenario]])))
   }
   table <- ctx$figures[[item_file(item)]]
+  if (item$kind %in% kinds_without_runs && !is.null(item$model_note)) {
+    return(sprintf("%s (paper): \u201c%s\u201d. qlab: %s", item$label, item$caption, item$model_note))
+  }
   if (item$kind %in% kinds_without_runs) {
     others <- setdiff(unique(table$reading), "printed")
     return(sprintf(paste(
@@ -461,7 +464,7 @@ scenario_parameters <- function(ctx, scenario_id) {
   table <- flatten_parameters(scenario[keep])
   # a swept value is not the value of every run: point to its sweep
   for (name in names(scenario$sweep)) {
-    swept <- table$parameter == scenario$sweep[[name]]$path
+    swept <- table$parameter %in% c(scenario$sweep[[name]]$path, unlist(scenario$sweep[[name]]$also))
     table$value[swept] <- sprintf("swept: see sweep.%s.values", name)
     for (path in names(scenario$sweep[[name]]$with)) {
       alongside <- table$parameter == path

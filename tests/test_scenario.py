@@ -149,6 +149,26 @@ def test_a_bad_value_set_with_a_sweep_is_named(paper_dir):
     )
 
 
+def test_sweep_also_sets_every_path_and_each_must_exist(paper_dir):
+    """`also` sets further paths to the swept value (srd: a link's rate and
+    the discipline's rate_bps); a missing one is named by its index."""
+    s = sc.load(REPO / "scenarios/srd/capacity.yaml")
+    jobs = sc.expand(s, "quick", ["ns3"])
+    for job in jobs:
+        capacity = job.spec["point_values"]["capacity_bps"]
+        bottleneck = next(link for link in job.spec["links"] if link["id"] == "bottleneck")
+        assert bottleneck["rate_bps"] == capacity
+        assert bottleneck["queues"]["L"]["params"]["rate_bps"] == capacity
+    assert {j.spec["point_values"]["capacity_bps"] for j in jobs} == {10_000_000, 30_000_000, 100_000_000}
+    f = write(
+        paper_dir / "a.yaml",
+        "extends: defaults.yaml\nsweep:\n"
+        "  x: {path: workload.flows, also: [workload.nothing], values: [10]}\n",
+    )
+    with pytest.raises(sc.ScenarioError, match="sweep.x.also.0: no field 'workload.nothing'"):
+        sc.load(f)
+
+
 def test_malformed_yaml_names_the_line(paper_dir):
     f = write(paper_dir / "broken.yaml", "extends: defaults.yaml\nseeds: [a\n")
     with pytest.raises(sc.ScenarioError, match=r"broken.yaml: line \d+, column \d+: not valid YAML"):

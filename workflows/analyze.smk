@@ -9,6 +9,8 @@ rule analyze:
     input:
         collected_of_paper,
         ANALYSIS_CODE,
+        # srd's Figs. 1-2 replay a schedule through the core (analysis/R/model-srd-schedule.R)
+        "build/core/qcore-replay",
         claims="analysis/claims/{paper}.yaml",
         paper_items="analysis/papers/{paper}.yaml",
     output:

@@ -291,7 +291,8 @@ model_backend <- "model"
 #' The analytic models items of kind model_vs_x can name: model -> a function
 #' returning every figure row of that model (analysis/R/model-*.R).
 analytic_models <- function() {
-  list(`ncq-journal` = function() dplyr::bind_rows(ncq_journal_figure_data()))
+  list(`ncq-journal` = function() dplyr::bind_rows(ncq_journal_figure_data()),
+       `srd-schedule` = function() srd_schedule_figure_data())
 }
 
 #' The columns of a model figure table, in order: exact values (ci_lo = ci_hi

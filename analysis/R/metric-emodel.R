@@ -65,10 +65,24 @@ emodel_default_r <- 93.2
 #'  * G.711 without packet-loss concealment: Ie 0, Bpl 4.3;
 #'  * G.711 with the PLC of G.711 Appendix I: Ie 0, Bpl 25.1 (second
 #'    source: sipmon, above);
-#'  * GSM-EFR (bit-exact with AMR's 12.2 kbit/s mode): Ie 5, Bpl 10.
+#'  * GSM-EFR (bit-exact with AMR's 12.2 kbit/s mode): Ie 5, Bpl 10 (the
+#'    AMR 12.2 calls of the srd paper, issue 17).
 #'    No second source was found for Bpl 4.3 beyond the Telektronikk slope
-#'    check above, nor for GSM-EFR's pair: the values are G.113's as the
-#'    issue (issue 15) lists them.
+#'    check above. For AMR 12.2 / GSM-EFR's Ie = 5 the second source is the
+#'    same Telektronikk issue, Table 3 ("Tolerable mean one-way
+#'    mouth-to-ear delay ... when there is no packet loss", perfect echo
+#'    control; https://fliphtml5.com/cuwft/dvva/Internet_Traffic_Engineering/330):
+#'    R falls to 70 at 400 ms for G.711 and at 342 ms for both "ETSI GSM-EFR
+#'    12.2" and "3GPP AMR 12.2" (one codec to the E-model), and G.107's
+#'    delay impairment Idd is 24.07 at 400 ms and 19.06 at 342 ms, so Ie =
+#'    24.07 - 19.06 = 5.0 (tests/testthat/test-metric-emodel.R checks it).
+#'    For its Bpl of 10 no second source with the number was found: the
+#'    same issue only says GSM-EFR's concealment "does not perform so well
+#'    as the PLC techniques of the other considered codecs", i.e. a smaller
+#'    Bpl than G.711 with PLC (25.1); 10 is G.113 Appendix I's value as the
+#'    issues (15, 17) list it. That AMR 12.2 is bit-exact with GSM-EFR:
+#'    3GPP TS 26.071 (AMR's mode 7, "AMR 12.2 kbps (GSM-EFR)" in codec
+#'    tables such as opencore-amr's).
 emodel_codecs <- function() {
   tibble::tribble(
     ~codec, ~ie, ~bpl, ~description,

@@ -79,7 +79,7 @@ summarise_processor_sharing <- function(flows, by, capacity_bps) {
   per_flow <- flows |>
     dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
     dplyr::mutate(ps_fct_s = processor_sharing_times_s(.data$start_s, 8 * wire_bytes(.data$bytes_goal, .data$seg_bytes),
-                                                       capacity_bps)) |>
+                                                       .env$capacity_bps)) |>
     dplyr::ungroup()
   all_flows <- per_flow |>
     dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>

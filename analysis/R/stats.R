@@ -211,8 +211,11 @@ compute_run_metrics <- function(results, warmup_s = 0) {
   }
   voip_metrics <- NULL
   if (any(flows$app == "voip")) {
-    voip_metrics <- longer(summarise_voip_quality(flows, by),
-                           c(voip_r_factor = "voip_r_factor", voip_mos = "voip_mos"), "group")
+    voip_metrics <- dplyr::bind_rows(
+      longer(summarise_voip_quality(flows, by), c(voip_r_factor = "voip_r_factor", voip_mos = "voip_mos"), "group"),
+      longer(summarise_voip_quality_amr(flows, by),
+             c(voip_r_factor_amr = "voip_r_factor_amr", voip_mos_amr = "voip_mos_amr"), "group")
+    )
   }
   # the ASI needs each UDP group's delay without queueing (a dumbbell's)
   latency <- if (any(flows$app %in% udp_apps) && !is.null(results$scenario)) {
@@ -264,11 +267,12 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_useful_50ms(valid_only(results$packets), by, results$runs, warmup_s),
         c(useful_50ms_bps = "useful_50ms_bps"), c("queue", "band")))
-      if (!is.null(capacity_bps)) {
+      # a dumbbell's link utilisation by class and group (srd)
+      capacity <- if (!is.null(results$scenario)) add_bottleneck_capacity(valid_only(runs), results$scenario)
+      if (!is.null(capacity) && nrow(capacity) > 0 && "flow_id" %in% names(results$packets)) {
         drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
-          summarise_link_utilisation(valid_only(results$packets), by, results$runs, as.numeric(capacity_bps),
-                                     warmup_s),
-          c(link_utilisation = "link_utilisation"), "queue"))
+          summarise_link_utilisation(valid_only(results$packets), flows, capacity, by, warmup_s),
+          c(link_utilisation = "utilisation"), c("queue", "cls", "group")))
       }
     }
     # classes switched on and off with WFQ weights (rbaqm Figs. 4, 8): every

@@ -111,3 +111,24 @@ test_that("the R-to-MOS table checks a paper's rows bound by bound", {
   expect_error(voice_quality_table(list(list(r_low = 90, r_high = 80, rating = "x", mos_low = 1, mos_high = 2))),
                "r_low < r_high")
 })
+
+test_that("AMR 12.2's Ie = 5 agrees with the tolerable delays of Telektronikk's Table 3", {
+  # R = 70 at 400 ms for G.711 and at 342 ms for AMR 12.2 (no loss, perfect
+  # echo control): with G.107's Idd the two R differ by less than 0.1
+  g711 <- emodel_r_factor(400, 0, codec = "g711", delay_model = "g107_idd")
+  amr <- emodel_r_factor(342, 0, codec = "amr_12_2", delay_model = "g107_idd")
+  expect_equal(delay_impairment_g107_idd(400), 24.07, tolerance = 0.001)
+  expect_equal(delay_impairment_g107_idd(342), 19.06, tolerance = 0.001)
+  expect_lt(abs(g711 - amr), 0.1)
+  # an Ie of 0 or 10 would not: the bound would move by 5 R units
+  expect_gt(abs(g711 - (amr + 5)), 4.9)
+})
+
+test_that("AMR 12.2's Ie,eff at 1 % and 5 % random loss, worked by hand", {
+  # Ie,eff = 5 + 90 Ppl / (Ppl + 10): 1 % -> 5 + 90 / 11 = 13.1818; 5 % -> 5 + 450 / 15 = 35
+  expect_equal(effective_equipment_impairment(0.01, ie = 5, bpl = 10), 5 + 90 / 11)
+  expect_equal(effective_equipment_impairment(0.05, ie = 5, bpl = 10), 35)
+  expect_equal(emodel_r_factor(0, 0.05, codec = "amr_12_2"), 93.2 - 35)
+  # with the simplified delay impairment at 100 ms: Id = 2.4, R = 93.2 - 2.4 - 35 = 55.8
+  expect_equal(emodel_r_factor(100, 0.05, codec = "amr_12_2"), 55.8)
+})

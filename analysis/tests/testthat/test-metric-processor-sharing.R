@@ -31,3 +31,11 @@ test_that("the worst time under processor sharing per run and per group", {
   expect_equal(out$ps_worst_fct_s[is.na(out$group)], 1.2)
   expect_equal(out$ps_worst_fct_s[out$group %in% "small"], 0.4)
 })
+
+test_that("a run column named capacity_bps (a sweep variable) does not mask the rate given", {
+  flows <- tibble::tibble(series = "s", seed = 1L, capacity_bps = 5, start_s = 0, bytes_goal = 960, seg_bytes = 960L,
+                          group = "g")
+  # one 1000-byte wire packet (960 + 40) at 8000 bit/s takes 1 s; the column's 5 is not the rate
+  got <- summarise_processor_sharing(flows, c("series", "seed", "capacity_bps"), 8000)
+  expect_equal(got$ps_worst_fct_s[is.na(got$group)], 1)
+})

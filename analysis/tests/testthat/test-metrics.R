@@ -49,6 +49,7 @@ every_kind_of_run <- function() {
                                                               "hop2:r1"),
                                                     event = c("deq", "deq", "drop", "deq", "deq", "deq"),
                                                     band = c(0L, 0L, 0L, 0L, 1L, 1L), len_bytes = 1000L,
+                                                    flow_id = c(0L, 1L, 1L, 2L, 2L, 3L),
                                                     sojourn_s = c(0.01, 0.02, NA, 0.04, 0.01, 0.05),
                                                     reason = c(NA, NA, "overflow", NA, NA, NA)))
   )
