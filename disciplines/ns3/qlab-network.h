@@ -20,6 +20,7 @@
 #include "ns3/net-device.h"
 #include "ns3/node-container.h"
 #include "ns3/queue-disc.h"
+#include "ns3/socket.h"
 
 #include <cstdint>
 #include <memory>
@@ -28,6 +29,18 @@
 
 namespace qlab
 {
+
+/**
+ * Builds a plan's wireless part (Plan::wireless) on nodes that have an
+ * internet stack except the wireless hosts: their radios, the gateway's
+ * radio (after its wired interfaces are up), routing and addresses.
+ * Defined in qlab-wireless.cc, which only qlab-ns3-run-wireless links (with
+ * ns-3's wifi, mobility, propagation and AODV); null in qlab-ns3-run, whose
+ * wired runs link and initialise nothing of it.
+ */
+using WirelessInstaller = void (*)(const Plan& plan, const ns3::NodeContainer& nodes);
+/// Set by qlab-wireless.cc's static initialiser (null without it).
+extern WirelessInstaller g_installWireless;
 
 class Network
 {
@@ -98,6 +111,7 @@ class Network
     void DeliverWithoutScans();
     void SkipHandshakes();
     void InstallApplications();
+    void InstallRelays();
     ns3::Ptr<ns3::QueueDisc> CreateQueueDisc(const QueueSpec& q) const;
     void FlowDone(std::size_t index);
 
@@ -121,6 +135,8 @@ class Network
     std::size_t m_remaining = 0; //!< flows not done yet
     ns3::Callback<void, std::size_t> m_flowDone;
     std::unique_ptr<HandshakeShortcut> m_shortcut; //!< plan.tcp.handshake false
+    /// the gateway's relay sockets of the wireless flows: (receive, send)
+    std::vector<std::pair<ns3::Ptr<ns3::Socket>, ns3::Ptr<ns3::Socket>>> m_relays;
 };
 
 } // namespace qlab

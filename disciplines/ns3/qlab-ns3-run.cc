@@ -102,6 +102,8 @@
  */
 #include "qlab-network.h"
 #include "qlab-plan.h"
+
+#include <unistd.h>
 #include "qlab-queue-disc.h"
 #include "qlab-tcp-socket.h"
 
@@ -796,6 +798,18 @@ main(int argc, char* argv[])
     catch (const qlab::PlanError& e)
     {
         BadPlan(planPath, e.what());
+    }
+
+    if (plan.wireless.present && !qlab::g_installWireless)
+    {
+        // Wireless hosts: qlab-ns3-run-wireless (beside this binary) runs
+        // the plan; this one links nothing of ns-3's wifi.
+        const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+        const std::string wireless = (self.parent_path() / "qlab-ns3-run-wireless").string();
+        execv(wireless.c_str(), argv);
+        std::fprintf(stderr, "qlab-ns3-run: %s: a plan with wireless nodes needs %s: %s\n",
+                     planPath.c_str(), wireless.c_str(), std::strerror(errno));
+        return kExitBadPlan;
     }
 
     std::error_code ec;
