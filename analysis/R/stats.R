@@ -208,6 +208,23 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       asi$group <- rep(group, nrow(asi))
       dplyr::bind_rows(longer(r, c(r_factor = "r_factor"), "group"), longer(asi, c(asi_oneway = "asi"), "group"))
     }))
+    # the sensors of a wireless_dumbbell (ncq-journal Scenario 2): their
+    # Energy Potential and the ASI over their one-way delays (radio hops and
+    # all: a multi-hop radio path has no fixed latency to subtract)
+    topology <- results$scenario$topology
+    sensor_groups <- if (identical(topology$kind, "wireless_dumbbell")) {
+      names(purrr::keep(results$scenario$workload$groups, function(g) identical(g$from, "wireless")))
+    } else {
+      character()
+    }
+    udp_metrics <- dplyr::bind_rows(udp_metrics, purrr::map_dfr(intersect(sensor_groups, flows$group), function(group) {
+      ep <- summarise_energy_potential(flows, by, group)
+      ep$group <- rep(group, nrow(ep))
+      asi <- summarise_group_asi(flows, by, group)
+      asi$group <- rep(group, nrow(asi))
+      dplyr::bind_rows(longer(ep, c(energy_potential = "energy_potential"), "group"),
+                       longer(asi, c(asi_oneway = "asi"), "group"))
+    }))
   }
   voip_metrics <- NULL
   if (any(flows$app == "voip")) {
