@@ -256,6 +256,11 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       longer(drops$drops, c(dropped_pkts = "dropped_pkts"), c("queue", "band", "reason")),
       longer(drops$ratios, c(drop_ratio = "drop_ratio"), c("queue", "band"))
     )
+    # the system's ASI over its traffic classes at the gateway (ncq-journal Fig. 15(a))
+    if (identical(results$scenario$topology$kind, "wireless_dumbbell")) {
+      drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
+        summarise_class_asi(valid_only(results$packets), flows, by, warmup_s), c(asi_system = "asi")))
+    }
     if ("len_bytes" %in% names(results$packets)) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_useful_50ms(valid_only(results$packets), by, results$runs, warmup_s),

@@ -24,13 +24,6 @@ namespace qlab
 namespace
 {
 
-/// The gateway's port for the k-th wireless flow (its relay listens there).
-uint16_t
-RelayPort(uint16_t k)
-{
-    return static_cast<uint16_t>(20000 + k);
-}
-
 /// Queue discs that never drop: beyond any backlog a run can build.
 constexpr uint32_t kLosslessPkts = 1000000;
 /// The device transmit queue behind a discipline: the backlog sits in the discipline.
@@ -201,7 +194,9 @@ Network::InstallRelays()
         Ptr<Socket> in = Socket::CreateSocket(gateway, udp);
         in->Bind(InetSocketAddress(Ipv4Address(m_plan.wireless.gatewayAddress), RelayPort(relays++)));
         Ptr<Socket> out = Socket::CreateSocket(gateway, udp);
-        out->Bind(); // an ephemeral port of the gateway's
+        // the gateway's own address, the flow's relay port: the relayed copy's 5-tuple
+        out->Bind(InetSocketAddress(Ipv4Address(m_plan.nodes[m_plan.wireless.gateway].address),
+                                   RelayPort(static_cast<uint16_t>(relays - 1))));
         out->SetIpTos(f.tos);
         out->Connect(InetSocketAddress(Ipv4Address(m_plan.nodes[f.dst].address), f.dstPort));
         in->SetRecvCallback(MakeBoundCallback(&Relay, out));

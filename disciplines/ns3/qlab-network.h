@@ -42,6 +42,15 @@ using WirelessInstaller = void (*)(const Plan& plan, const ns3::NodeContainer& n
 /// Set by qlab-wireless.cc's static initialiser (null without it).
 extern WirelessInstaller g_installWireless;
 
+/// The gateway's port for the k-th wireless flow of a plan (plan order): its
+/// relay listens there on the radio address and sends from there on the
+/// gateway's own address (docs/jobs.md, "Wireless hosts").
+inline uint16_t
+RelayPort(uint16_t k)
+{
+    return static_cast<uint16_t>(20000 + k);
+}
+
 class Network
 {
   public:

@@ -385,11 +385,20 @@ Runner::Build()
     {
         return;
     }
+    uint16_t relays = 0;
     for (const qlab::FlowSpec& f : m_plan.flows)
     {
         const FiveTuple t{m_plan.nodes[f.src].address, m_plan.nodes[f.dst].address, f.srcPort,
                           f.dstPort, f.udp ? kProtoUdp : kProtoTcp};
         m_flowByTuple.emplace(t, f.flowId);
+        if (m_plan.nodes[f.src].wireless)
+        {
+            // the gateway relays it from its own address and the flow's relay port
+            const FiveTuple relayed{m_plan.nodes[m_plan.wireless.gateway].address,
+                                    m_plan.nodes[f.dst].address, qlab::RelayPort(relays++), f.dstPort,
+                                    kProtoUdp};
+            m_flowByTuple.emplace(relayed, f.flowId);
+        }
     }
     m_packetFacts = std::make_unique<CsvWriter>(
         m_outDir / "packet_facts.csv",
