@@ -48,6 +48,7 @@ ONOFF_DISTS = ("exponential", "pareto")
 DEFAULT_PARETO_SHAPE = 1.5
 UDP_DRAIN_NS = 1_000_000_000
 DEFAULT_MTU = 1500
+WIRELESS_MTU = 1500  # a wireless host's datagrams: what the gateway relays onto a wired link
 # IPv4 + TCP headers + the largest TCP options: a segment never needs fragmenting
 TCP_HEADER_ALLOWANCE = 80
 UDP_HEADER_BYTES = 28
@@ -398,8 +399,9 @@ def _pairs(
                     "`from` and `to` (router names) on every group"
                 ]
             )
+        wireless = topo["kind"] == "wireless_dumbbell" and frm == topology.WIRELESS
         for key, router in (("from", frm), ("to", to)):
-            if router not in routers:
+            if router not in routers and not (key == "from" and wireless):
                 raise PlanError(
                     [
                         f"{where}: workload.groups.{group}.{key}: no router {router!r} "
@@ -457,7 +459,7 @@ def build_workload(doc: dict[str, Any], seed: int, where: str) -> dict[str, Any]
     next_port: dict[str, int] = {}
     for f in drawn:
         i = pair_of[f["flow_id"]]
-        src, dst = f"s{i}", f"d{i}"
+        src, dst = graph.sources[i], f"d{i}"
         sport = next_port.setdefault(src, FIRST_SRC_PORT)
         dport = next_port.setdefault(dst, FIRST_DST_PORT)
         if sport > 65535 or dport > 65535:
@@ -568,6 +570,7 @@ def build(
         "links": links,
         "routes": graph.routes,
         "flows": workload["flows"],
+        **({"wireless": graph.wireless} if graph.wireless else {}),
         "trace": {
             "queue_sample_interval_ns": ns(doc["trace"]["queue_sample_interval_s"]),
             "packets": bool(doc["trace"]["packets"]),
@@ -729,11 +732,13 @@ def _path_problem(
     adj: dict[str, list[tuple[str, str]]],
     routes: dict[str, list[tuple[ipaddress.IPv4Network, str]]],
     links: dict[str, Any],
+    wireless_gateway: str | None = None,
 ) -> str | None:
-    """Follow the plan from host src to host dst: its one link, then each
-    router's longest-prefix route, until the router dst hangs off."""
+    """Follow the plan from host src to host dst: its one link (a wireless
+    host: its gateway), then each router's longest-prefix route, until the
+    router dst hangs off."""
     dst_addr = ipaddress.IPv4Address(nodes[dst]["address"])
-    ((here, _),) = adj[src]
+    ((here, _),) = adj[src] if adj[src] else ((wireless_gateway, ""),)
     for _ in range(len(nodes) + 1):
         if nodes[here]["kind"] == "host":
             return f"the path from {src} reaches host {here}, not {dst}"
@@ -788,7 +793,29 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
         if link["a"] in adj and link["b"] in adj:
             adj[link["a"]].append((link["b"], link["id"]))
             adj[link["b"]].append((link["a"], link["id"]))
+    wireless = plan.get("wireless")
+    sensors: set[str] = set()
+    if wireless:
+        sensors = set(wireless["nodes"])
+        if len(sensors) != len(wireless["nodes"]):
+            out.append("wireless.nodes: node ids must be unique")
+        if len(wireless["positions_mm"]) != len(wireless["nodes"]):
+            out.append(
+                f"wireless.positions_mm: expected one position per node ({len(wireless['nodes'])}), "
+                f"got {len(wireless['positions_mm'])}"
+            )
+        if nodes.get(wireless["gateway"], {}).get("kind") != "router":
+            out.append(f"wireless.gateway: no router {wireless['gateway']!r}")
+        if wireless["gateway_address"] in addresses:
+            out.append(f"wireless.gateway_address: {wireless['gateway_address']} is a node's address")
+        for nid in wireless["nodes"]:
+            if nodes.get(nid, {}).get("kind") != "host":
+                out.append(f"wireless.nodes: no host {nid!r}")
+            elif adj.get(nid):
+                out.append(f"wireless.nodes: host {nid!r} has links (a wireless host has none)")
     for nid, n in nodes.items():
+        if nid in sensors:
+            continue
         if n["kind"] == "host" and len(adj.get(nid, [])) != 1:
             out.append(f"nodes: host {nid!r} has {len(adj.get(nid, []))} links (a host has exactly one)")
         if n["kind"] == "host" and "prefix" in n:
@@ -839,8 +866,13 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
             )
         if "stop_ns" in f and f["stop_ns"] <= f["start_ns"]:
             out.append(f"{where}.stop_ns: expected after start_ns ({f['start_ns']}), got {f['stop_ns']}")
+        if f["src"] in sensors and f["app"] not in UDP_APPS:
+            out.append(f"{where}.app: a flow from a wireless node is UDP (its gateway relays datagrams)")
+        if f["dst"] in sensors:
+            out.append(f"{where}.dst: a wireless node only sends (its reports go to a wired host)")
         if f["app"] in UDP_APPS:
-            if f["pkt_bytes"] > min(links[lid]["mtu_bytes"] for _, lid in adj.get(f["src"], [])):
+            mtus = [links[lid]["mtu_bytes"] for _, lid in adj.get(f["src"], [])] or [WIRELESS_MTU]
+            if f["pkt_bytes"] > min(mtus):
                 out.append(f"{where}.pkt_bytes: larger than the link MTU")
             if f["app"] in GRID_APPS and f["interval_ns"] != udp_interval_ns(f["pkt_bytes"], f["rate_bps"]):
                 out.append(
@@ -862,8 +894,12 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
                     out.append(f"{where}.packets: expected {want} (the datagrams on_periods_ns sends)")
         if not out:
             # data one way, ACKs (and nothing else) the other: both need routes
-            for a, b in ((f["src"], f["dst"]), (f["dst"], f["src"])):
-                problem = _path_problem(a, b, nodes, adj, routes, links)
+            ends = [(f["src"], f["dst"])]
+            if f["src"] not in sensors:  # a wireless node's flows are one-way datagrams
+                ends.append((f["dst"], f["src"]))
+            for a, b in ends:
+                gateway = wireless["gateway"] if a in sensors else None
+                problem = _path_problem(a, b, nodes, adj, routes, links, gateway)
                 if problem:
                     out.append(f"{where}: {problem}")
                     break

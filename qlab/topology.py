@@ -14,6 +14,13 @@ spread over N pairs, round robin).
 - ``parking_lot``: routers r0..rN in a chain, links ``hop1``..``hopN``
   each with the series' discipline at its upstream end; groups run from r0
   to rN unless they say otherwise (cross traffic: ``from: r1, to: r2``).
+- ``wireless_dumbbell``: a dumbbell whose router L is also the gateway of
+  a grid of wireless sensor nodes n0..n(rows*columns-1) (``wireless``:
+  spacing, radio, routing, propagation); a group with ``from: wireless``
+  sends from the sensors n0, n1, ... (one per pair), through L. Sensors
+  are hosts without links: the plan's ``wireless`` object places them
+  (docs/jobs.md); sensor j is 10.0.(j // 250).(j % 250 + 1), L's radio
+  10.0.255.254.
 - ``graph``: routers and router links as given, each end's queue
   ``series`` (the series' discipline), ``lossless`` (the default) or a
   discipline of its own (``{kind, params}``); every group names ``from`` and
@@ -38,6 +45,8 @@ from typing import Any
 SERIES = "series"  # placeholder queue: the series' discipline goes here
 LOSSLESS = {"kind": "lossless"}
 MAX_ROUTERS = 254
+WIRELESS = "wireless"  # a group's `from` on a wireless_dumbbell: the sensor nodes
+WIRELESS_GATEWAY = "L"
 HOSTS_PER_ROUTER = 250 * 255
 
 
@@ -58,13 +67,15 @@ class Graph:
     routes: list[dict[str, Any]] = field(default_factory=list)
     default_from: str | None = None
     default_to: str | None = None
+    wireless: dict[str, Any] | None = None
+    sources: list[str] = field(default_factory=list)  # each pair's source node
 
 
 def router_graph(
     topo: dict[str, Any], mtu: int
 ) -> tuple[list[str], list[dict[str, Any]], str | None, str | None]:
     kind = topo["kind"]
-    if kind == "dumbbell":
+    if kind in ("dumbbell", "wireless_dumbbell"):
         return (
             ["L", "R"],
             [
@@ -183,15 +194,30 @@ def build(doc: dict[str, Any], pairs: list[tuple[str, str, str, dict[str, Any]]]
         k = index[router] + 1
         return {"id": name, "kind": "host", "address": f"10.{k}.{j // 250}.{j % 250 + 1}"}
 
+    sensors = wireless_nodes(doc["topology"]) if doc["topology"]["kind"] == "wireless_dumbbell" else []
+    used_sensors = 0
     for i, (_group, frm, to, acc) in enumerate(pairs):
-        s, d = host(frm, f"s{i}"), host(to, f"d{i}")
-        sources.append(s)
+        d = host(to, f"d{i}")
         sinks.append(d)
-        for h, r in ((s, frm), (d, to)):
-            a, b = (h["id"], r) if h is s else (r, h["id"])
+        if frm == WIRELESS:
+            if used_sensors >= len(sensors):
+                raise TopologyError(
+                    f"workload.groups.{_group}: more wireless sources than sensor nodes "
+                    f"(topology.wireless has {len(sensors)})"
+                )
+            g.sources.append(sensors[used_sensors]["id"])
+            used_sensors += 1
+            ends: tuple[tuple[dict[str, Any], str], ...] = ((d, to),)
+        else:
+            s = host(frm, f"s{i}")
+            sources.append(s)
+            g.sources.append(s["id"])
+            ends = ((s, frm), (d, to))
+        for h, r in ends:
+            a, b = (r, h["id"]) if h is d else (h["id"], r)
             access.append(
                 {
-                    "id": f"{h['id']}-{r}" if h is s else f"{r}-{h['id']}",
+                    "id": f"{r}-{h['id']}" if h is d else f"{h['id']}-{r}",
                     "a": a,
                     "b": b,
                     "rate_bps": acc["rate_bps"],
@@ -208,9 +234,45 @@ def build(doc: dict[str, Any], pairs: list[tuple[str, str, str, dict[str, Any]]]
             node["prefix"] = prefixes[r] = f"10.{k}.0.0/16"
         g.nodes.append(node)
     g.nodes += sources + sinks
+    if sensors:
+        g.nodes += sensors
+        g.wireless = wireless_plan(doc["topology"], sensors)
     g.links = access + router_links
     g.routes = _routes(routers, router_links, prefixes)
     return g
+
+
+def wireless_nodes(topo: dict[str, Any]) -> list[dict[str, Any]]:
+    """The sensor nodes of a wireless_dumbbell, n0..n(rows*columns-1) (hosts without links)."""
+    w = topo["wireless"]
+    return [
+        {"id": f"n{j}", "kind": "host", "address": f"10.0.{j // 250}.{j % 250 + 1}"}
+        for j in range(int(w["rows"]) * int(w["columns"]))
+    ]
+
+
+def wireless_plan(topo: dict[str, Any], sensors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The plan's `wireless` object (docs/jobs.md): where the sensors and the
+    gateway's radio stand, the radio, routing and propagation."""
+    w = topo["wireless"]
+    cols, sp = int(w["columns"]), float(w["spacing_m"])
+    off = float(w["gateway_distance_m"]) / 2**0.5
+    return {
+        "gateway": WIRELESS_GATEWAY,
+        "gateway_address": "10.0.255.254",
+        "gateway_position_mm": [-round(off * 1000), -round(off * 1000)],
+        "nodes": [n["id"] for n in sensors],
+        "positions_mm": [
+            [round(j % cols * sp * 1000), round(j // cols * sp * 1000)] for j in range(len(sensors))
+        ],
+        "standard": w["radio"]["standard"],
+        "data_mode": w["radio"]["data_mode"],
+        "tx_power_mdbm": round(float(w["radio"]["tx_power_dbm"]) * 1000),
+        "rx_sensitivity_mdbm": round(float(w["radio"]["rx_sensitivity_dbm"]) * 1000),
+        "antenna_height_mm": round(float(w["radio"]["antenna_height_m"]) * 1000),
+        "routing": w["routing"],
+        "propagation": w["propagation"],
+    }
 
 
 def queue_seed(seed: int, n: int) -> int:

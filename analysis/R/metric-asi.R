@@ -119,3 +119,41 @@ summarise_group_asi <- function(flows, by, group) {
     dplyr::ungroup() |>
     summarise_asi(by)
 }
+
+#' The ASI of each run's system with its traffic classes as the units (the
+#' NCQ journal's "ASI for the System", Fig. 15(a); n = the classes, which the
+#' journal allows): a class is a traffic group; Delay_i the mean queueing
+#' delay (sojourn) of the group's packets dequeued at the traced queue (the
+#' gateway's: the one queue every class crosses), Data_i the bytes the
+#' group's flows delivered, Delay_max the largest sojourn of any of those
+#' packets; per-term reading. Packets of no flow (flow_id NA) and events
+#' before `warmup_s` are left out; a group with no dequeued packet is no unit.
+#'
+#' @param packets Packets table (`flow_id`, `time_s`, `queue`, `event`, `sojourn_s`) of one traced queue.
+#' @param flows Per-flow table with `flow_id`, `group`, `bytes_delivered`.
+#' @param by Columns naming a run (in both tables).
+#' @param warmup_s Events before this time are left out.
+#' @return `by`, `asi`; a run without queueing (every sojourn 0) has asi NA.
+summarise_class_asi <- function(packets, flows, by, warmup_s = 0) {
+  require_columns(packets, c(by, "flow_id", "time_s", "queue", "event", "sojourn_s"), "class ASI")
+  require_columns(flows, c(by, "flow_id", "group", "bytes_delivered"), "class ASI")
+  if (dplyr::n_distinct(packets$queue) > 1) {
+    stop("class ASI: the runs must trace one queue (found ", paste(unique(packets$queue), collapse = ", "), ")")
+  }
+  data <- flows |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "group")))) |>
+    dplyr::summarise(data_bytes = sum(.data$bytes_delivered), .groups = "drop")
+  units <- packets |>
+    dplyr::filter(.data$event == "deq", !is.na(.data$flow_id), .data$time_s >= warmup_s) |>
+    dplyr::inner_join(dplyr::select(flows, dplyr::all_of(c(by, "flow_id", "group"))), by = c(by, "flow_id")) |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "group")))) |>
+    dplyr::summarise(delay_s = mean(.data$sojourn_s), max_s = max(.data$sojourn_s), .groups = "drop") |>
+    dplyr::inner_join(data, by = c(by, "group")) |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
+    dplyr::mutate(delay_max_s = max(.data$max_s)) |>
+    dplyr::ungroup()
+  queued <- dplyr::filter(units, .data$delay_max_s > 0)
+  asi <- if (nrow(queued) > 0) summarise_asi(queued, by)
+  none <- dplyr::distinct(dplyr::filter(units, .data$delay_max_s <= 0), dplyr::across(dplyr::all_of(by)))
+  dplyr::bind_rows(asi, dplyr::mutate(none, asi = NA_real_))
+}

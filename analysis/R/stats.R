@@ -208,6 +208,23 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       asi$group <- rep(group, nrow(asi))
       dplyr::bind_rows(longer(r, c(r_factor = "r_factor"), "group"), longer(asi, c(asi_oneway = "asi"), "group"))
     }))
+    # the sensors of a wireless_dumbbell (ncq-journal Scenario 2): their
+    # Energy Potential and the ASI over their one-way delays (radio hops and
+    # all: a multi-hop radio path has no fixed latency to subtract)
+    topology <- results$scenario$topology
+    sensor_groups <- if (identical(topology$kind, "wireless_dumbbell")) {
+      names(purrr::keep(results$scenario$workload$groups, function(g) identical(g$from, "wireless")))
+    } else {
+      character()
+    }
+    udp_metrics <- dplyr::bind_rows(udp_metrics, purrr::map_dfr(intersect(sensor_groups, flows$group), function(group) {
+      ep <- summarise_energy_potential(flows, by, group)
+      ep$group <- rep(group, nrow(ep))
+      asi <- summarise_group_asi(flows, by, group)
+      asi$group <- rep(group, nrow(asi))
+      dplyr::bind_rows(longer(ep, c(energy_potential = "energy_potential"), "group"),
+                       longer(asi, c(asi_oneway = "asi"), "group"))
+    }))
   }
   voip_metrics <- NULL
   if (any(flows$app == "voip")) {
@@ -262,6 +279,11 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_drop_load_slope(valid_only(results$packets), by, source_phases(sources)),
         c(drop_ratio_slope_per_source = "drop_ratio_slope_per_source"), c("queue", "band")))
+    }
+    # the system's ASI over its traffic classes at the gateway (ncq-journal Fig. 15(a))
+    if (identical(results$scenario$topology$kind, "wireless_dumbbell")) {
+      drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
+        summarise_class_asi(valid_only(results$packets), flows, by, warmup_s), c(asi_system = "asi")))
     }
     if ("len_bytes" %in% names(results$packets)) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(

@@ -158,8 +158,16 @@ topology_diagram <- function(plan, series_kinds = NULL, series_routers = NULL, u
       stop(sprintf("graph: link %s must join a host to a router, or two routers", l$id))
     }
     tibble::tibble(host = host, router = router, rate_bps = as.numeric(l$rate_bps),
-                   delay_ns = as.numeric(l$delay_ns))
+                   delay_ns = as.numeric(l$delay_ns), medium = NA_character_)
   })
+  # wireless hosts (docs/jobs.md, wireless): no link, their gateway's radio instead
+  if (!is.null(plan$wireless)) {
+    w <- plan$wireless
+    access <- dplyr::bind_rows(access, tibble::tibble(
+      host = unlist(w$nodes), router = w$gateway, rate_bps = NA_real_, delay_ns = NA_real_,
+      medium = sprintf("radio to %s: %s, %s, %s", w$gateway, w$standard, toupper(w$routing),
+                       gsub("_", " ", w$propagation))))
+  }
   tables <- list(
     host_router = stats::setNames(as.list(access$router), access$host),
     address = stats::setNames(as.list(nodes$address), nodes$id),
@@ -302,13 +310,13 @@ summarise_host_groups <- function(flows, access, layer) {
       n_hosts = dplyr::n_distinct(.data$host),
       n_flows = dplyr::n_distinct(.data$flow_id, na.rm = TRUE),
       apps = paste(sort(unique(stats::na.omit(.data$app))), collapse = ", "),
-      access = describe_access(.data$rate_bps, .data$delay_ns),
+      access = describe_access(.data$rate_bps, .data$delay_ns, .data$medium),
       .groups = "drop"
     ) |>
     dplyr::arrange(match(.data$group, unique(c(flows$group, "no flow"))), dplyr::desc(.data$role))
   router_layer <- unname(layer[hosts$router])
   hosts$side <- dplyr::case_when(
-    hosts$role == "sending" & router_layer == 0 ~ "left",
+    hosts$role %in% c("sending", "idle") & router_layer == 0 ~ "left",
     hosts$role == "receiving" & router_layer == max(layer) ~ "right",
     hosts$role == "receiving" ~ "below",
     TRUE ~ "above"
@@ -352,7 +360,9 @@ place_host_boxes <- function(hosts, router_table, gap) {
 }
 
 #' "access 10 Mb/s, 1 ms", or the range when a group's access links differ.
-describe_access <- function(rate_bps, delay_ns) {
+describe_access <- function(rate_bps, delay_ns, medium = NA_character_) {
+  medium <- unique(stats::na.omit(medium))
+  if (length(medium) > 0) return(paste(medium, collapse = "; ")) # wireless hosts: their radio
   part <- function(values, format) {
     values <- sort(unique(values))
     if (length(values) == 1) format(values) else paste(format(min(values)), "to", format(max(values)))

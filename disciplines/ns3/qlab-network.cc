@@ -59,6 +59,8 @@ DeliverIpv4(Ipv4L3Protocol* ipv4,
 
 } // namespace
 
+WirelessInstaller g_installWireless = nullptr;
+
 Network::Network(const Plan& plan)
     : m_plan(plan)
 {
@@ -108,11 +110,44 @@ Network::Build()
     InternetStackHelper stack;
     stack.SetIpv6StackInstall(false);
     stack.SetRoutingHelper(QlabRoutingHelper());
-    stack.Install(m_nodes);
+    if (!m_plan.wireless.present)
+    {
+        stack.Install(m_nodes);
+    }
+    else
+    {
+        if (!g_installWireless)
+        {
+            NS_FATAL_ERROR("a plan with wireless nodes needs qlab-ns3-run-wireless");
+        }
+        // The wireless hosts get their stack from the installer; the
+        // gateway a list routing, QlabRouting first (the wired routes; it
+        // finds no route to the radio side) and the installer's after it.
+        Ipv4ListRoutingHelper list;
+        list.Add(QlabRoutingHelper(), 10);
+        InternetStackHelper gateway;
+        gateway.SetIpv6StackInstall(false);
+        gateway.SetRoutingHelper(list);
+        for (uint32_t n = 0; n < m_plan.nodes.size(); n++)
+        {
+            if (n == m_plan.wireless.gateway)
+            {
+                gateway.Install(m_nodes.Get(n));
+            }
+            else if (!m_plan.nodes[n].wireless)
+            {
+                stack.Install(m_nodes.Get(n));
+            }
+        }
+    }
 
     // Queue discs before interfaces, as TrafficControlHelper expects.
     InstallQueues();
     AssignAddresses();
+    if (m_plan.wireless.present)
+    {
+        g_installWireless(m_plan, m_nodes);
+    }
     ConfigureRoutes();
     DeliverWithoutScans();
     if (!m_plan.tcp.handshake)
@@ -120,6 +155,53 @@ Network::Build()
         SkipHandshakes();
     }
     InstallApplications();
+    InstallRelays();
+}
+
+namespace
+{
+
+/// The gateway relays a wireless flow's datagram onto its wired path as it
+/// arrived (same payload: the sender's SeqTsHeader, so the sink's delay is
+/// end to end).
+void
+Relay(Ptr<Socket> out, Ptr<Socket> in)
+{
+    while (Ptr<Packet> p = in->Recv())
+    {
+        out->Send(p);
+    }
+}
+
+} // namespace
+
+void
+Network::InstallRelays()
+{
+    if (!m_plan.wireless.present)
+    {
+        return;
+    }
+    Ptr<Node> gateway = m_nodes.Get(m_plan.wireless.gateway);
+    const TypeId udp = TypeId::LookupByName("ns3::UdpSocketFactory");
+    uint16_t relays = 0;
+    for (const FlowSpec& f : m_plan.flows)
+    {
+        if (!m_plan.nodes[f.src].wireless)
+        {
+            continue;
+        }
+        Ptr<Socket> in = Socket::CreateSocket(gateway, udp);
+        in->Bind(InetSocketAddress(Ipv4Address(m_plan.wireless.gatewayAddress), RelayPort(relays++)));
+        Ptr<Socket> out = Socket::CreateSocket(gateway, udp);
+        // the gateway's own address, the flow's relay port: the relayed copy's 5-tuple
+        out->Bind(InetSocketAddress(Ipv4Address(m_plan.nodes[m_plan.wireless.gateway].address),
+                                   RelayPort(static_cast<uint16_t>(relays - 1))));
+        out->SetIpTos(f.tos);
+        out->Connect(InetSocketAddress(Ipv4Address(m_plan.nodes[f.dst].address), f.dstPort));
+        in->SetRecvCallback(MakeBoundCallback(&Relay, out));
+        m_relays.emplace_back(in, out);
+    }
 }
 
 void
@@ -130,7 +212,7 @@ Network::SkipHandshakes()
     m_shortcut = std::make_unique<HandshakeShortcut>();
     for (uint32_t n = 0; n < m_plan.nodes.size(); n++)
     {
-        if (!m_plan.nodes[n].router)
+        if (!m_plan.nodes[n].router && !m_plan.nodes[n].wireless)
         {
             m_shortcut->Install(m_nodes.Get(n), Ipv4Address(m_plan.nodes[n].address));
         }
@@ -301,8 +383,13 @@ void
 Network::ConfigureRoutes()
 {
     auto routing = [this](uint32_t node) {
-        return DynamicCast<QlabRouting>(
-            m_nodes.Get(node)->GetObject<Ipv4>()->GetRoutingProtocol());
+        Ptr<Ipv4RoutingProtocol> r = m_nodes.Get(node)->GetObject<Ipv4>()->GetRoutingProtocol();
+        if (Ptr<Ipv4ListRouting> list = DynamicCast<Ipv4ListRouting>(r))
+        {
+            int16_t priority;
+            r = list->GetRoutingProtocol(0, priority); // the gateway's QlabRouting (priority 10)
+        }
+        return DynamicCast<QlabRouting>(r);
     };
     auto interfaceAt = [this](uint32_t link, uint32_t node) {
         return node == m_plan.links[link].a ? m_interfaces[link].first
@@ -311,6 +398,10 @@ Network::ConfigureRoutes()
     for (uint32_t n = 0; n < m_plan.nodes.size(); n++)
     {
         const NodeSpec& node = m_plan.nodes[n];
+        if (node.wireless)
+        {
+            continue; // the installer's routing
+        }
         if (!node.router)
         {
             routing(n)->SetDefaultRoute(interfaceAt(node.links[0], n));
@@ -358,12 +449,18 @@ Network::InstallApplications()
 {
     m_flows.resize(m_plan.flows.size());
     m_remaining = m_plan.flows.size();
+    uint16_t relays = 0;
     for (std::size_t i = 0; i < m_plan.flows.size(); i++)
     {
         const FlowSpec& f = m_plan.flows[i];
         Ptr<Node> src = m_nodes.Get(f.src);
         Ptr<Node> dst = m_nodes.Get(f.dst);
-        const InetSocketAddress sinkAddress(Ipv4Address(m_plan.nodes[f.dst].address), f.dstPort);
+        // a wireless host sends to its gateway's radio, on a port of the
+        // flow's own there, and the gateway relays (InstallRelays)
+        const bool wireless = m_plan.nodes[f.src].wireless;
+        const InetSocketAddress sinkAddress(
+            Ipv4Address(wireless ? m_plan.wireless.gatewayAddress : m_plan.nodes[f.dst].address),
+            wireless ? RelayPort(relays++) : f.dstPort);
         const InetSocketAddress listen(Ipv4Address::GetAny(), f.dstPort);
         // The sink first, then the sender, each started when the flow starts
         // (the sink before the sender at the same time).

@@ -20,6 +20,7 @@
 #include "ns3/net-device.h"
 #include "ns3/node-container.h"
 #include "ns3/queue-disc.h"
+#include "ns3/socket.h"
 
 #include <cstdint>
 #include <memory>
@@ -28,6 +29,27 @@
 
 namespace qlab
 {
+
+/**
+ * Builds a plan's wireless part (Plan::wireless) on nodes that have an
+ * internet stack except the wireless hosts: their radios, the gateway's
+ * radio (after its wired interfaces are up), routing and addresses.
+ * Defined in qlab-wireless.cc, which only qlab-ns3-run-wireless links (with
+ * ns-3's wifi, mobility, propagation and AODV); null in qlab-ns3-run, whose
+ * wired runs link and initialise nothing of it.
+ */
+using WirelessInstaller = void (*)(const Plan& plan, const ns3::NodeContainer& nodes);
+/// Set by qlab-wireless.cc's static initialiser (null without it).
+extern WirelessInstaller g_installWireless;
+
+/// The gateway's port for the k-th wireless flow of a plan (plan order): its
+/// relay listens there on the radio address and sends from there on the
+/// gateway's own address (docs/jobs.md, "Wireless hosts").
+inline uint16_t
+RelayPort(uint16_t k)
+{
+    return static_cast<uint16_t>(20000 + k);
+}
 
 class Network
 {
@@ -98,6 +120,7 @@ class Network
     void DeliverWithoutScans();
     void SkipHandshakes();
     void InstallApplications();
+    void InstallRelays();
     ns3::Ptr<ns3::QueueDisc> CreateQueueDisc(const QueueSpec& q) const;
     void FlowDone(std::size_t index);
 
@@ -121,6 +144,8 @@ class Network
     std::size_t m_remaining = 0; //!< flows not done yet
     ns3::Callback<void, std::size_t> m_flowDone;
     std::unique_ptr<HandshakeShortcut> m_shortcut; //!< plan.tcp.handshake false
+    /// the gateway's relay sockets of the wireless flows: (receive, send)
+    std::vector<std::pair<ns3::Ptr<ns3::Socket>, ns3::Ptr<ns3::Socket>>> m_relays;
 };
 
 } // namespace qlab

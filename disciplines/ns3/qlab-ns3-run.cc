@@ -102,6 +102,8 @@
  */
 #include "qlab-network.h"
 #include "qlab-plan.h"
+
+#include <unistd.h>
 #include "qlab-queue-disc.h"
 #include "qlab-tcp-socket.h"
 
@@ -383,11 +385,20 @@ Runner::Build()
     {
         return;
     }
+    uint16_t relays = 0;
     for (const qlab::FlowSpec& f : m_plan.flows)
     {
         const FiveTuple t{m_plan.nodes[f.src].address, m_plan.nodes[f.dst].address, f.srcPort,
                           f.dstPort, f.udp ? kProtoUdp : kProtoTcp};
         m_flowByTuple.emplace(t, f.flowId);
+        if (m_plan.nodes[f.src].wireless)
+        {
+            // the gateway relays it from its own address and the flow's relay port
+            const FiveTuple relayed{m_plan.nodes[m_plan.wireless.gateway].address,
+                                    m_plan.nodes[f.dst].address, qlab::RelayPort(relays++), f.dstPort,
+                                    kProtoUdp};
+            m_flowByTuple.emplace(relayed, f.flowId);
+        }
     }
     m_packetFacts = std::make_unique<CsvWriter>(
         m_outDir / "packet_facts.csv",
@@ -796,6 +807,18 @@ main(int argc, char* argv[])
     catch (const qlab::PlanError& e)
     {
         BadPlan(planPath, e.what());
+    }
+
+    if (plan.wireless.present && !qlab::g_installWireless)
+    {
+        // Wireless hosts: qlab-ns3-run-wireless (beside this binary) runs
+        // the plan; this one links nothing of ns-3's wifi.
+        const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
+        const std::string wireless = (self.parent_path() / "qlab-ns3-run-wireless").string();
+        execv(wireless.c_str(), argv);
+        std::fprintf(stderr, "qlab-ns3-run: %s: a plan with wireless nodes needs %s: %s\n",
+                     planPath.c_str(), wireless.c_str(), std::strerror(errno));
+        return kExitBadPlan;
     }
 
     std::error_code ec;

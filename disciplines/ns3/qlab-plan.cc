@@ -436,7 +436,30 @@ WalkPath(const Plan& plan,
     const NodeSpec& dst = plan.nodes[to];
     const uint32_t lastLink = dst.links[0];
     uint32_t here = from;
-    uint32_t link = plan.nodes[from].links[0];
+    uint32_t link = 0;
+    if (plan.nodes[from].wireless)
+    {
+        // over the radio to the gateway, which relays onto its wired links
+        here = plan.wireless.gateway;
+        if (plan.links[lastLink].Peer(to) == here)
+        {
+            link = lastLink;
+        }
+        else
+        {
+            const RouteSpec* r = tables[here].Lookup(dst.address);
+            if (!r)
+            {
+                return "no route at " + plan.nodes[here].id + " to " + dst.id + " (" +
+                       FormatIpv4(dst.address) + ")";
+            }
+            link = r->link;
+        }
+    }
+    else
+    {
+        link = plan.nodes[from].links[0];
+    }
     for (std::size_t hop = 0; hop <= plan.nodes.size(); hop++)
     {
         visit(plan.links[link], here);
@@ -465,6 +488,125 @@ WalkPath(const Plan& plan,
         link = r->link;
     }
     return "the routes from " + plan.nodes[from].id + " to " + dst.id + " loop";
+}
+
+std::pair<int64_t, int64_t>
+PositionMm(const json& v, const std::string& path)
+{
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer())
+    {
+        throw PlanError(path + ": expected [x, y], integer millimetres");
+    }
+    const int64_t x = v[0].get<int64_t>();
+    const int64_t y = v[1].get<int64_t>();
+    constexpr int64_t kMax = 10000000000LL;
+    if (x < -kMax || x > kMax || y < -kMax || y > kMax)
+    {
+        throw PlanError(path + ": a coordinate beyond 10^7 m");
+    }
+    return {x, y};
+}
+
+void
+ParseWireless(const json& doc, Plan& plan, const std::unordered_map<std::string, uint32_t>& nodeIndex)
+{
+    if (!doc.contains("wireless"))
+    {
+        return;
+    }
+    const json& w = Field(doc, "", "wireless");
+    const std::string p = "wireless";
+    ExpectObject(w, p);
+    OnlyKeys(w, p, {"gateway", "gateway_address", "gateway_position_mm", "nodes", "positions_mm",
+                    "standard", "data_mode", "tx_power_mdbm", "rx_sensitivity_mdbm", "antenna_height_mm",
+                    "routing", "propagation"});
+    WirelessSpec& spec = plan.wireless;
+    spec.present = true;
+    const std::string gateway = String(w, p, "gateway");
+    auto g = nodeIndex.find(gateway);
+    if (g == nodeIndex.end() || !plan.nodes[g->second].router)
+    {
+        throw PlanError(p + ".gateway: no router \"" + gateway + "\"");
+    }
+    spec.gateway = g->second;
+    spec.gatewayAddress = Ipv4(w, p, "gateway_address");
+    for (const NodeSpec& n : plan.nodes)
+    {
+        if (n.address == spec.gatewayAddress)
+        {
+            throw PlanError(p + ".gateway_address: " + FormatIpv4(n.address) + " is node " + n.id + "'s");
+        }
+    }
+    spec.gatewayPositionMm = PositionMm(Field(w, p, "gateway_position_mm"), Join(p, "gateway_position_mm"));
+    const json& nodes = Array(w, p, "nodes");
+    const json& positions = Array(w, p, "positions_mm");
+    if (nodes.empty() || nodes.size() > 256)
+    {
+        throw PlanError(p + ".nodes: expected 1 to 256 nodes");
+    }
+    if (positions.size() != nodes.size())
+    {
+        throw PlanError(p + ".positions_mm: expected one position per node (" +
+                        std::to_string(nodes.size()) + "), got " + std::to_string(positions.size()));
+    }
+    for (std::size_t i = 0; i < nodes.size(); i++)
+    {
+        const std::string path = Index(p + ".nodes", i);
+        if (!nodes[i].is_string())
+        {
+            throw PlanError(path + ": expected a node id");
+        }
+        auto it = nodeIndex.find(nodes[i].get<std::string>());
+        if (it == nodeIndex.end() || plan.nodes[it->second].router)
+        {
+            throw PlanError(path + ": no host \"" + nodes[i].get<std::string>() + "\"");
+        }
+        if (plan.nodes[it->second].wireless)
+        {
+            throw PlanError(path + ": node \"" + plan.nodes[it->second].id + "\" listed twice");
+        }
+        plan.nodes[it->second].wireless = true;
+        spec.nodes.push_back(it->second);
+        spec.positionsMm.push_back(PositionMm(positions[i], Index(p + ".positions_mm", i)));
+    }
+    if (String(w, p, "standard") != "802.11b")
+    {
+        throw PlanError(p + ".standard: expected \"802.11b\"");
+    }
+    spec.dataMode = String(w, p, "data_mode");
+    if (spec.dataMode != "DsssRate1Mbps" && spec.dataMode != "DsssRate2Mbps" &&
+        spec.dataMode != "DsssRate5_5Mbps" && spec.dataMode != "DsssRate11Mbps")
+    {
+        throw PlanError(p + ".data_mode: expected DsssRate1Mbps, DsssRate2Mbps, DsssRate5_5Mbps or "
+                            "DsssRate11Mbps, got \"" + spec.dataMode + "\"");
+    }
+    const json& power = Field(w, p, "tx_power_mdbm");
+    if (!power.is_number_integer() || power.get<int64_t>() < -10000 || power.get<int64_t>() > 30000)
+    {
+        throw PlanError(p + ".tx_power_mdbm: expected an integer in [-10000, 30000]");
+    }
+    spec.txPowerMdbm = power.get<int64_t>();
+    const json& sensitivity = Field(w, p, "rx_sensitivity_mdbm");
+    if (!sensitivity.is_number_integer() || sensitivity.get<int64_t>() < -120000 ||
+        sensitivity.get<int64_t>() > 0)
+    {
+        throw PlanError(p + ".rx_sensitivity_mdbm: expected an integer in [-120000, 0]");
+    }
+    spec.rxSensitivityMdbm = sensitivity.get<int64_t>();
+    const json& height = Field(w, p, "antenna_height_mm");
+    if (!height.is_number_integer() || height.get<int64_t>() < 1 || height.get<int64_t>() > 100000)
+    {
+        throw PlanError(p + ".antenna_height_mm: expected an integer in [1, 100000]");
+    }
+    spec.antennaHeightMm = height.get<int64_t>();
+    if (String(w, p, "routing") != "aodv")
+    {
+        throw PlanError(p + ".routing: expected \"aodv\"");
+    }
+    if (String(w, p, "propagation") != "two_ray_ground")
+    {
+        throw PlanError(p + ".propagation: expected \"two_ray_ground\"");
+    }
 }
 
 void
@@ -596,8 +738,17 @@ ParseGraph(const json& doc, Plan& plan, std::unordered_map<std::string, uint32_t
         plan.nodes[link.b].links.push_back(static_cast<uint32_t>(i));
         plan.links.push_back(std::move(link));
     }
+    ParseWireless(doc, plan, nodeIndex);
     for (const NodeSpec& n : plan.nodes)
     {
+        if (n.wireless)
+        {
+            if (!n.links.empty())
+            {
+                throw PlanError("wireless.nodes: host \"" + n.id + "\" has links (a wireless host has none)");
+            }
+            continue;
+        }
         if (!n.router && n.links.size() != 1)
         {
             throw PlanError("nodes: host \"" + n.id + "\" has " + std::to_string(n.links.size()) +
@@ -677,6 +828,14 @@ ParseFlows(const json& doc, Plan& plan, const std::unordered_map<std::string, ui
         if (spec.src == spec.dst)
         {
             throw PlanError(path + ".dst: the same host as src");
+        }
+        if (plan.nodes[spec.dst].wireless)
+        {
+            throw PlanError(path + ".dst: a wireless node only sends (\"" + plan.nodes[spec.dst].id + "\")");
+        }
+        if (plan.nodes[spec.src].wireless && !spec.udp)
+        {
+            throw PlanError(path + ".app: a flow from a wireless node is UDP (its gateway relays datagrams)");
         }
         spec.srcPort = static_cast<uint16_t>(Uint(f, path, "src_port", 1, 65535));
         spec.dstPort = static_cast<uint16_t>(Uint(f, path, "dst_port", 1, 65535));

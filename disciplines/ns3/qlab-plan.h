@@ -67,6 +67,23 @@ struct NodeSpec
     bool router = false;
     uint32_t address = 0;          //!< IPv4, host byte order
     std::vector<uint32_t> links;   //!< indices into Plan::links, in plan order
+    bool wireless = false;         //!< a host of Plan::wireless (no links)
+};
+
+/// The plan's `wireless` (docs/jobs.md): hosts without links on one ad hoc
+/// radio channel with a gateway router, which relays their datagrams.
+struct WirelessSpec
+{
+    bool present = false;
+    uint32_t gateway = 0;           //!< node index (a router)
+    uint32_t gatewayAddress = 0;    //!< its radio interface's IPv4, host order
+    std::pair<int64_t, int64_t> gatewayPositionMm;
+    std::vector<uint32_t> nodes;    //!< node indices (hosts), plan order
+    std::vector<std::pair<int64_t, int64_t>> positionsMm; //!< per node
+    std::string dataMode;           //!< e.g. DsssRate2Mbps (802.11b)
+    int64_t txPowerMdbm = 0;
+    int64_t rxSensitivityMdbm = 0;
+    int64_t antennaHeightMm = 0;
 };
 
 struct LinkSpec
@@ -165,6 +182,7 @@ struct Plan
     std::vector<TracedQueueSpec> traced; //!< sorted by name (the facts' order)
     std::vector<std::size_t> tcpTraced;  //!< trace.tcp: indices into flows (bulk), plan order
     int64_t tcpSampleIntervalNs = 0;     //!< valid when tcpTraced is not empty
+    WirelessSpec wireless;               //!< present: the run needs qlab-ns3-run-wireless
 
     /// The queue at `node`'s end of a link.
     const QueueSpec& QueueAt(const LinkSpec& link, uint32_t node) const

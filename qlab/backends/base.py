@@ -18,6 +18,18 @@ from pathlib import Path
 from typing import Any
 
 
+def refuse_wireless(backend: str, plan: dict[str, Any]) -> list[str]:
+    """A plan with wireless hosts (topology kind wireless_dumbbell) runs on
+    the ns3 backend only: the others build wired links alone."""
+    if "wireless" not in plan:
+        return []
+    return [
+        f"wireless: the {backend} backend cannot build a wireless_dumbbell topology "
+        f"({len(plan['wireless']['nodes'])} wireless nodes behind gateway {plan['wireless']['gateway']}); "
+        "only the ns3 backend has radios (Wi-Fi, AODV, two-ray ground)"
+    ]
+
+
 class BackendError(Exception):
     """A backend could not run a job (missing tool, runner failure)."""
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from qlab import paths
-from qlab.backends.base import Backend, BackendError
+from qlab.backends.base import Backend, BackendError, refuse_wireless
 
 PLAYBOOK = paths.ROOT / "playbooks" / "run-job.yml"
 PREPARE_PLAYBOOK = paths.ROOT / "playbooks" / "prepare-host.yml"
@@ -151,7 +151,7 @@ class MininetBackend(Backend):
         hosts on access links of one delay (folded into the emulator: this
         kernel has no netem), data from the discipline's side only; Linux
         TCP (no connection without a handshake, no per-flow TCP traces)."""
-        ns3_only = _ns3_only_tcp(plan)
+        ns3_only = refuse_wireless(self.name, plan) or _ns3_only_tcp(plan)
         if ns3_only:
             return ns3_only
         nodes = {n["id"]: n for n in plan["nodes"]}

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from qlab import paths
-from qlab.backends.base import Backend, run_runner
+from qlab.backends.base import Backend, refuse_wireless, run_runner
 
 NS2 = Path(os.environ.get("QLAB_NS2", paths.BUILD / "ns2" / "ns"))
 RUNNER = paths.ROOT / "disciplines" / "ns2" / "qlab_ns2_run.py"
@@ -66,6 +66,9 @@ class Ns2Backend(Backend):
         return "ns-2's build dependencies are not installed (scripts/setup.sh installs them)"
 
     def refuse(self, plan: dict[str, Any]) -> list[str]:
+        wireless = refuse_wireless(self.name, plan)
+        if wireless:
+            return wireless
         if Ns2Backend._check is None:
             Ns2Backend._check = _runner_check()
         return Ns2Backend._check(plan)

@@ -2,7 +2,10 @@
 
 It builds any plan: any graph of hosts and routers, every application,
 every core discipline, and ns-3's own FifoQueueDisc (`ns3-fifo`, the
-reference the droptail adapter is compared with)."""
+reference the droptail adapter is compared with). A plan with wireless
+hosts (topology kind wireless_dumbbell) runs in qlab-ns3-run-wireless, the
+same runner linked with ns-3's Wi-Fi, AODV, mobility and propagation, which
+qlab-ns3-run hands it to."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ class Ns3Backend(Backend):
     )
     build_outputs = (
         "build/ns3/qlab-ns3-run",
+        "build/ns3/qlab-ns3-run-wireless",
         "build/ns3/qlab-ns3-golden",
         "build/ns3/qlab-ns3-test-typed",
         "build/ns3/qlab-ns3-test-flow-hash",

@@ -47,3 +47,25 @@ test_that("a VoIP group's ASI takes a node per call that received something", {
   # deviations 0 and 0.1, ASI = 1 - 0.1 / (2 * 0.4) = 0.875
   expect_equal(summarise_group_asi(flows, "seed", "voip")$asi, 0.875)
 })
+
+test_that("the system's ASI has a unit per traffic class: its packets' mean sojourn at the queue, its data", {
+  packets <- tibble::tibble(
+    series = "ncq", seed = 1L, queue = "bottleneck:L",
+    event = c("enq", "deq", "deq", "deq", "deq", "deq", "drop"),
+    time_s = c(1, 1, 2, 3, 4, 0.5, 5),
+    flow_id = c(1L, 1L, 1L, 2L, 2L, 2L, NA),
+    sojourn_s = c(NA, 0.02, 0.04, 0.001, 0.003, 0.5, NA)
+  )
+  flows <- tibble::tibble(series = "ncq", seed = 1L, flow_id = c(1L, 2L, 3L),
+                          group = c("ftp", "sensors", "ftp"), bytes_delivered = c(7e5, 1e5, 2e5))
+  # after the 1 s warm-up: ftp 0.02 and 0.04 (mean 0.03), sensors 0.001 and 0.003 (mean 0.002);
+  # Delay_max 0.04; data: ftp 9e5 of 1e6 (0.9), sensors 0.1;
+  # |0.03 - 0.036| + |0.002 - 0.004| = 0.008; ASI = 1 - 0.008 / (2 * 0.04) = 0.9
+  result <- summarise_class_asi(packets, flows, c("series", "seed"), warmup_s = 1)
+  expect_equal(result$asi, 0.9)
+  # no queueing at all: no ASI (Delay_max divides)
+  still <- dplyr::mutate(packets, sojourn_s = ifelse(is.na(sojourn_s), NA, 0))
+  expect_true(is.na(summarise_class_asi(still, flows, c("series", "seed"), warmup_s = 1)$asi))
+  expect_error(summarise_class_asi(dplyr::mutate(packets, queue = c(rep("a", 3), rep("b", 4))), flows, "series"),
+               "must trace one queue")
+})

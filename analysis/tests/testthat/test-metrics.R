@@ -55,8 +55,33 @@ every_kind_of_run <- function() {
   )
 }
 
+# A wireless_dumbbell run (ncq-journal Scenario 2): FTP and a sensor group
+# from the wireless nodes, the packet trace of the gateway's one queue.
+wireless_run <- function() {
+  flows <- make_flows(series = "n", seed = 1L, flow_id = 0:2, cls = 0L,
+                      group = c("ftp", "sensors", "sensors"), app = c("bulk", "cbr", "cbr"),
+                      bytes_delivered = c(1e6, 360, 324), start_s = c(0, 2, 2), end_s = c(NA, 7, 7), sim_end_s = 8,
+                      tx_packets = c(900, 10, 10), rx_packets = c(NA, 10, 9), lost_packets = c(NA, 0, 1),
+                      delay_mean_s = c(NA, 0.01, 0.03), delay_max_s = c(NA, 0.02, 0.05),
+                      bytes_goal = c(1e8, 360, 360), seg_bytes = c(1000L, 36L, 36L))
+  keys <- tibble::tibble(scenario = "test/s", backend = "ns3", series = "n", point = "p", seed = 1L)
+  list(
+    flows = flows,
+    runs = dplyr::mutate(keys, valid = TRUE, sim_end_s = 8),
+    sweep_vars = character(),
+    scenario = list(series = list(n = list(kind = "ncq")), duration_s = 8,
+                    workload = list(groups = list(ftp = list(count = 1L),
+                                                  sensors = list(app = "cbr", from = "wireless", count = 2L))),
+                    topology = list(kind = "wireless_dumbbell", access_rate_bps = 1e7, access_delay_s = 0.001,
+                                    bottleneck_rate_bps = 1e7, bottleneck_delay_s = 0.01)),
+    packets = dplyr::bind_cols(keys, tibble::tibble(time_s = 3, queue = "bottleneck:L", event = "deq", band = 0L,
+                                                    len_bytes = c(1040L, 64L), flow_id = 0:1,
+                                                    sojourn_s = c(0.02, 0.001), reason = NA_character_))
+  )
+}
+
 test_that("every metric computed per run is registered, with the keys the registry gives it", {
-  metrics <- compute_run_metrics(every_kind_of_run())
+  metrics <- dplyr::bind_rows(compute_run_metrics(every_kind_of_run()), compute_run_metrics(wireless_run()))
   per_run <- setdiff(metric_registry$name, series_metrics) # time series and per-bin values
   expect_true(all(series_metrics %in% metric_registry$name))
   expect_setequal(unique(metrics$metric), per_run)

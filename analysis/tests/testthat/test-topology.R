@@ -120,3 +120,25 @@ test_that("with incremental deployment, a traced queue names the series running 
                             series_routers = list(dt = NULL, n1 = NULL))
   expect_match(dplyr::filter(plain$queues, .data$traced)$label[[1]], "^droptail \\| ncq")
 })
+
+test_that("a wireless_dumbbell: the sensors hang off their gateway by radio, not by links", {
+  # scenarios/ncq-journal/sensors.yaml, test profile: 10 FTP flows, 2 of the 25 sensors report
+  diagram <- topology_diagram(fixture_graph("wireless"), series_kinds = list(droptail = "droptail", ncq = "ncq"))
+  expect_equal(diagram$routers$id, c("L", "R"))
+  expect_equal(diagram$links$label, "bottleneck: 10 Mb/s, 10 ms")
+  sensors <- host_box(diagram, "sensors", "sending")
+  expect_equal(c(sensors$n_hosts, sensors$n_flows), c(2L, 2L))
+  expect_equal(sensors$router, "L")
+  expect_match(sensors$label, "radio to L: 802.11b, AODV, two ray ground", fixed = TRUE)
+  idle <- host_box(diagram, "no flow", "idle")
+  expect_equal(idle$n_hosts, 23L)
+  collectors <- host_box(diagram, "sensors", "receiving")
+  expect_equal(collectors$router, "R")
+  expect_match(collectors$label, "access 10 Mb/s, 1 ms", fixed = TRUE)
+  expect_boxes_apart(diagram)
+})
+
+test_that("describe_access names the radio of wireless hosts", {
+  expect_equal(describe_access(c(1e7, 1e7), c(1e6, 1e6)), "access 10 Mb/s, 1 ms")
+  expect_equal(describe_access(c(NA, NA), c(NA, NA), c("radio to L: x", "radio to L: x")), "radio to L: x")
+})

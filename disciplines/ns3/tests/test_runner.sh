@@ -635,6 +635,19 @@ bad_plan "a class the discipline has no band for" "$tmp/prio.json" "j['flows'][1
 bad_plan "handshake not a boolean" "$p" "j['tcp']['handshake'] = 'no'" "tcp.handshake: expected true or false"
 bad_plan "trace.tcp: not a flow" "$p" "j['trace'].update(tcp=[7], tcp_sample_interval_ns=1)" \
 	"trace.tcp\[0\]: no bulk (TCP) flow 7"
+# wireless hosts (scenarios/ncq-journal/sensors.yaml, test profile)
+w=$tmp/wireless.json
+plan "$repo/scenarios/ncq-journal/sensors.yaml" ncq-0.01 "$w" --profile test
+bad_plan "wireless: gateway not a router" "$w" "j['wireless']['gateway'] = 'd0'" "wireless.gateway: no router \"d0\""
+bad_plan "wireless: positions per node" "$w" "j['wireless']['positions_mm'].pop()" \
+	"wireless.positions_mm: expected one position per node (25), got 24"
+bad_plan "wireless: a sensor with a link" "$w" \
+	"j['wireless']['nodes'].append('d0'); j['wireless']['positions_mm'].append([0, 0])" \
+	"wireless.nodes: host \"d0\" has links"
+bad_plan "wireless: unknown routing" "$w" "j['wireless']['routing'] = 'olsr'" "wireless.routing: expected \"aodv\""
+bad_plan "wireless: a TCP flow from a sensor" "$w" \
+	"f = [f for f in j['flows'] if f['group'] == 'sensors'][0]; [f.pop(k) for k in ('pkt_bytes', 'rate_bps', 'interval_ns', 'on_periods_ns', 'packets')]; f.update(app='bulk', seg_bytes=40, bytes=1000)" \
+	"app: a flow from a wireless node is UDP"
 bad_plan "trace.tcp: no sample interval" "$p" "j['trace'].update(tcp=[0]); del j['trace']['tcp_sample_interval_ns']" \
 	"trace.tcp_sample_interval_ns: missing"
 echo '{"schema": ' >"$tmp/bad.json"
