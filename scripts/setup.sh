@@ -34,8 +34,9 @@ DEB_PACKAGES=(
 )
 
 # Only for `make test`: Debian's SLURM (22.05) and munge, the single-node
-# cluster scripts/slurm-node.sh starts for tests/test_slurm.py.
-TEST_PACKAGES=(slurm-wlm munge)
+# cluster scripts/slurm-node.sh starts for tests/test_slurm.py; rsync, which
+# snakemake-storage-plugin-fs runs (the Kubernetes profile's storage, tests/test_kubernetes.py).
+TEST_PACKAGES=(slurm-wlm munge rsync)
 case ${1:-} in
   --test) DEB_PACKAGES+=("${TEST_PACKAGES[@]}") ;;
   "") ;;

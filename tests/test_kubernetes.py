@@ -55,8 +55,12 @@ def test_the_kubernetes_job_of_a_group_of_simulations(tmp_path):
     scen.mkdir(parents=True)
     for name in ("defaults.yaml", "flows.yaml"):
         shutil.copy(REPO / "scenarios" / "ncq-conf" / name, scen / name)
+    # the storage the pods share holds the checkout's files the jobs read
+    # (here: links to them), as a user's volume would hold a copy
     store = tmp_path / "store"
     store.mkdir()
+    for name in ("disciplines", "build", "analysis", "reports", "scenarios"):
+        (store / name).symlink_to(REPO / name)
     capture = tmp_path / "job.json"
     results = tmp_path / "results"
     cmd = [
@@ -97,10 +101,18 @@ def test_the_kubernetes_job_of_a_group_of_simulations(tmp_path):
     spec = job["job"]["spec"]["template"]["spec"]
     (container,) = spec["containers"]
     assert container["image"] == IMAGE
-    assert spec["restartPolicy"] == "Never"
-    # the profile's grouping and resources: four... (see below)
-    command = " ".join(container["args"])
-    assert "--executor" not in command or "kubernetes" not in command.split("--executor")[1].split()[0]
-    print(command)
+    assert spec["restartPolicy"] == "Never" and job["job"]["spec"]["backoffLimit"] == 0
+    # the profile's grouping: the sweep's 8 simulations in one pod (up to 40
+    # per job), at most 8 cores (requested as 95% of them) and 500 MB each
+    requests = container["resources"]["requests"]
+    assert (requests["cpu"], requests["memory"]) == ("7600m", "4000M")
+    command = container["args"][-1]
+    assert command.count("'simulate:paper=ncq-conf,name=flows,backend=ns3,") == 8
+    assert "--allowed-rules simulate " in command and " --cores 8 " in command
+    # no shared filesystem: the sources and every file through the storage on the volume
+    assert "--shared-fs-usage 'none'" in command
+    assert "--default-storage-provider 'fs'" in command and f"--default-storage-prefix '{store}'" in command
     assert {"name": "qlab-data", "persistentVolumeClaim": {"claimName": "qlab-data"}} in spec["volumes"]
     assert {"name": "qlab-data", "mountPath": str(store)} in container["volumeMounts"]
+    # the pod keeps its image's PATH (this host's would name a venv the pod has not)
+    assert "PATH" not in {e["name"] for e in container.get("env") or []}

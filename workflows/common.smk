@@ -40,11 +40,10 @@ RUNTIME = config["runtime"]  # native | docker (workflows/containers.smk)
 # the host, the Python running this workflow (the checkout's venv), first on
 # the jobs' PATH. Not a parameter of the rules: Snakemake reruns a job whose
 # params changed, and `python -m snakemake` and the `snakemake` script name
-# the same interpreter by two paths (tests/test_e2e.py).
-envvars:
-    "PATH",
-
-
+# the same interpreter by two paths (tests/test_e2e.py). Local and SLURM
+# jobs inherit this environment; PATH is no `envvars:` of the workflow, which
+# would send this host's PATH into a Kubernetes pod in place of its image's
+# (tests/test_kubernetes.py).
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 RESULTS = config["results"].rstrip("/")
 SITE = config["site"].rstrip("/")
