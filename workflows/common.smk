@@ -16,6 +16,7 @@ import yaml
 from snakemake.utils import validate
 
 from qlab import backends as qlab_backends
+from qlab import paths as qlab_paths
 from qlab import resume as qlab_resume
 from qlab import scenario as sc
 
@@ -44,7 +45,7 @@ RUNTIME = config["runtime"]  # native | docker (workflows/containers.smk)
 # jobs inherit this environment; PATH is no `envvars:` of the workflow, which
 # would send this host's PATH into a Kubernetes pod in place of its image's
 # (tests/test_kubernetes.py).
-os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+qlab_paths.interpreter_first_on_path()
 RESULTS = config["results"].rstrip("/")
 SITE = config["site"].rstrip("/")
 PROFILE = config["profile"]
