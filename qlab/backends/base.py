@@ -93,7 +93,8 @@ def run_runner(
     `log`) and return the facts it wrote to workdir/runner.json, with
     `runner_cpu_s`: the CPU time of the whole runner process (library
     loading, plan reading and table writing included), for the
-    orchestration benchmark, and `runner_max_rss_mb`, its peak memory. `what` names the runner in errors."""
+    orchestration benchmark, and `runner_max_rss_mb`, its peak memory
+    (what a cluster profile requests). `what` names the runner in errors."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log, "ab") if log else open(os.devnull, "wb") as out:
         proc = subprocess.run(list(cmd), stdout=out, stderr=subprocess.PIPE, check=False)
