@@ -618,15 +618,6 @@ def schema() -> dict[str, Any]:
 
 
 @functools.cache
-def _validator() -> Any:
-    # jsonschema only on the failure path: importing it is a third of a
-    # small job's Python start (qlab run-job runs once per simulation)
-    import jsonschema
-
-    return jsonschema.Draft202012Validator(schema())
-
-
-@functools.cache
 def _fast_validator() -> Any:
     """The schema compiled to Python (fastjsonschema, ~10x faster): the
     check every plan takes; on a failure jsonschema says every problem.
@@ -639,12 +630,14 @@ def _fast_validator() -> Any:
     import sys
 
     text = json.dumps(schema(), sort_keys=True)
-    key = f"{fastjsonschema.VERSION}|{sys.implementation.cache_tag}|{sys.version}|{text}"
+    key = f"{fastjsonschema.VERSION}|strict-integer|{sys.implementation.cache_tag}|{sys.version}|{text}"
     cached = paths.BUILD / "cache" / f"plan-validator-{hashlib.sha256(key.encode()).hexdigest()[:16]}.marshal"
     try:
         code = marshal.loads(cached.read_bytes())
     except (OSError, EOFError, ValueError, TypeError):
         source = fastjsonschema.compile_to_code(schema())
+        # JSON Schema's integer takes 2.0, a runner does not: integers are ints
+        source = re.sub(r" and not \(isinstance\((\w+), float\) and \1\.is_integer\(\)\)", "", source)
         # the root schema's function comes first in the generated code
         root = re.search(r"^def (\w+)\(", source, re.M)
         source += f"\n\nqlab_validate = {root.group(1) if root else 'None'}\n"
@@ -673,14 +666,14 @@ def _where(path: list[Any]) -> str:
     return out or "(top level)"
 
 
-def _loose_numbers(doc: Any) -> bool:
-    """Whether a document holds a float a lenient validator would let
-    through: NaN or infinite (a number to JSON Schema), or integral (2.0
-    is an integer to JSON Schema and fastjsonschema; not to a runner)."""
+def _non_finite(doc: Any) -> bool:
+    """Whether a document holds a NaN or infinite float: a number to JSON
+    Schema and to fastjsonschema, not to a runner. (An integral float, 2.0,
+    the fast validator refuses where an integer is due: see _fast_validator.)"""
     stack = [doc]
     while stack:
         v = stack.pop()
-        if isinstance(v, float) and (v.is_integer() or not math.isfinite(v)):
+        if isinstance(v, float) and not math.isfinite(v):
             return True
         if isinstance(v, dict):
             stack.extend(v.values())
@@ -691,22 +684,26 @@ def _loose_numbers(doc: Any) -> bool:
 
 @functools.cache
 def _strict_validator() -> Any:
+    # jsonschema only on the failure path: importing it is a third of a
+    # small job's Python start (qlab run-job runs once per simulation)
     from qlab.scenario import StrictValidator  # integer: int only; number: finite only
 
     return StrictValidator(schema())
 
 
 def schema_problems(plan: Any) -> list[str]:
-    strict = _loose_numbers(plan)
+    """Every schema problem of a plan (empty: valid). The compiled validator
+    decides; only a plan it refuses, or one holding NaN or infinity, goes
+    through jsonschema, which names every problem."""
     try:
         _fast_validator()(plan)
-        if not strict:
+        if not _non_finite(plan):
             return []
     except fastjsonschema.JsonSchemaException:
         pass
     from qlab.scenario import describe_error  # the scenario's wording of schema errors (imports jsonschema)
 
-    validator = _strict_validator() if strict else _validator()
+    validator = _strict_validator()
     errors = sorted(validator.iter_errors(plan), key=lambda e: [str(p) for p in e.absolute_path])
     out = []
     for err in errors:

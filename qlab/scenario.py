@@ -571,6 +571,18 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
         found, _ = _get(doc, sw["path"])
         if not found:
             out.append((f"sweep.{name}.path", f"no field {sw['path']!r} in the scenario to vary"))
+        for path, companions in (sw.get("with") or {}).items():
+            if not _get(doc, path)[0]:
+                out.append((f"sweep.{name}.with.{path}", f"no field {path!r} in the scenario to set"))
+            if len(companions) != len(sw["values"]):
+                out.append(
+                    (
+                        f"sweep.{name}.with.{path}",
+                        f"{len(companions)} values for the sweep's {len(sw['values'])}: one per sweep value",
+                    )
+                )
+            if path == sw["path"] or path.split(".")[0] in NOT_SWEPT:
+                out.append((f"sweep.{name}.with.{path}", f"{path} cannot be set by a sweep"))
         for i, value in enumerate(sw["values"]):
             if not SAFE_TOKEN.match(format_value(value)):
                 out.append(
@@ -815,11 +827,14 @@ def _field_of(
     """Where a value of the resolved document was set: a sweep point, the
     profile's override, or the file itself."""
     for name, value in values.items():
+        i = next(i for i, v in enumerate(sweep[name]["values"]) if v == value and type(v) is type(value))
+        src = f"profiles.{profile}.override.sweep" if name in (override.get("sweep") or {}) else "sweep"
         target = sweep[name]["path"]
         if field_path == target or field_path.startswith(target + "."):
-            i = next(i for i, v in enumerate(sweep[name]["values"]) if v == value and type(v) is type(value))
-            src = f"profiles.{profile}.override.sweep" if name in (override.get("sweep") or {}) else "sweep"
             return f"{src}.{name}.values.{i} (sets {target})"
+        for path in sweep[name].get("with") or {}:
+            if field_path == path or field_path.startswith(path + "."):
+                return f"{src}.{name}.with.{path}.{i} (sets {path})"
     parts = field_path.split(".")
     for n in range(len(parts), 0, -1):
         if _get(override, ".".join(parts[:n]))[0]:
@@ -862,15 +877,16 @@ def check_resolved(scen: Scenario, profile: str) -> None:
             raise fail(problems, {})
     sweep = doc.get("sweep") or {}
     for name, sw in sweep.items():
-        top = sw["path"].split(".")[0]
-        found, target = _get(doc, sw["path"])
-        if top in NOT_SWEPT:
-            raise fail([(f"sweep.{name}.path", f"{top} cannot be swept")], {})
-        if found and isinstance(target, (dict, list)):
-            raise fail(
-                [(f"sweep.{name}.path", f"{sw['path']} is a {_type_name(target)}; a sweep sets one value")],
-                {},
-            )
+        for key, path in [("path", sw["path"]), *((f"with.{p}", p) for p in sw.get("with") or {})]:
+            top = path.split(".")[0]
+            found, target = _get(doc, path)
+            if top in NOT_SWEPT:
+                raise fail([(f"sweep.{name}.{key}", f"{top} cannot be swept")], {})
+            if found and isinstance(target, (dict, list)):
+                raise fail(
+                    [(f"sweep.{name}.{key}", f"{path} is a {_type_name(target)}; a sweep sets one value")],
+                    {},
+                )
     max_jobs, max_packets = limits()
     n_points = math.prod(len(sw["values"]) for sw in sweep.values())
     seeds = doc["seeds"] if isinstance(doc["seeds"], int) else len(doc["seeds"])
@@ -890,8 +906,7 @@ def check_resolved(scen: Scenario, profile: str) -> None:
     for combo in itertools.product(*(sw["values"] for sw in sweep.values())):
         values = dict(zip(sweep, combo, strict=True))
         pdoc = copy.deepcopy(doc)
-        for name, value in values.items():
-            _set(pdoc, sweep[name]["path"], value)
+        apply_point(pdoc, sweep, values)
         if values:
             problems = _schema_problems(pdoc) or _semantic_problems(pdoc)
             if problems:
@@ -927,6 +942,18 @@ def points(doc: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def apply_point(doc: dict[str, Any], sweep: dict[str, Any], values: dict[str, Any]) -> None:
+    """Set one sweep point's values in doc: each variable's path, and the
+    paths its `with` sets alongside it (the value at the same index)."""
+    for name, value in values.items():
+        sw = sweep[name]
+        _set(doc, sw["path"], value)
+        if sw.get("with"):
+            i = next(i for i, v in enumerate(sw["values"]) if v == value and type(v) is type(value))
+            for path, companions in sw["with"].items():
+                _set(doc, path, companions[i])
+
+
 def point_id(series: str, values: dict[str, Any]) -> str:
     return "_".join([series, *(f"{k}-{format_value(v)}" for k, v in values.items())])
 
@@ -957,8 +984,7 @@ def iter_jobs(
     problems: list[str] = []
     for values in points(base):
         doc = copy.deepcopy(base)
-        for name, value in values.items():
-            _set(doc, doc["sweep"][name]["path"], value)
+        apply_point(doc, doc["sweep"], values)
         for seed in doc["seeds"][:1] if first_seed_only else doc["seeds"]:
             try:
                 workload = plans.build_workload(doc, seed, where)

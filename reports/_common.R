@@ -258,8 +258,12 @@ plot_item <- function(ctx, id) {
     paired_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
     improvement_frequency = plot_improvement_frequency(table, item$x_label, item$y_label,
                                                        frequency_bins(unlist(item$bins))$label),
-    metric_by_series = plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, item_metric_labels(item),
-                                             item_reference(ctx, item)),
+    metric_by_series = if (identical(item$layout, "panels")) {
+      plot_metric_by_variant(table, item$y_label, item_metric_labels(item), unlist(item$series))
+    } else {
+      plot_metric_by_series(table, item$y_label, item$y_scale %||% 1, item_metric_labels(item),
+                            item_reference(ctx, item))
+    },
     time_series = plot_time_series(table, item$x_label, item$y_label, item_metric_labels(item), item$y_scale %||% 1),
     useful_vs_sessions = plot_metric_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1)
   )
@@ -459,6 +463,10 @@ scenario_parameters <- function(ctx, scenario_id) {
   for (name in names(scenario$sweep)) {
     swept <- table$parameter == scenario$sweep[[name]]$path
     table$value[swept] <- sprintf("swept: see sweep.%s.values", name)
+    for (path in names(scenario$sweep[[name]]$with)) {
+      alongside <- table$parameter == path
+      table$value[alongside] <- sprintf("set with sweep.%s: see sweep.%s.with", name, name)
+    }
   }
   stated <- read_stated_parameters(file.path(qlab_root, "reports", "paper-parameters.yaml"), ctx$paper)
   parameters_vs_paper(table, stated, scenario_id)

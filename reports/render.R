@@ -58,7 +58,7 @@ on.exit(unlink(work_dir, recursive = TRUE), add = TRUE)
 navbar_file <- file.path(work_dir, "navbar.html")
 writeLines(navbar_fragment(navbar, site$website$title), navbar_file)
 
-for (page in pages) {
+render_page <- function(page) {
   source_file <- file.path(reports_dir, page)
   if (!file.exists(source_file)) {
     stop(sprintf("render.R: page %s is listed in _quarto.yml but %s does not exist", page, source_file), call. = FALSE)
@@ -89,6 +89,25 @@ for (page in pages) {
       stop(sprintf("render.R: page %s failed: %s", page, conditionMessage(e)), call. = FALSE)
     }
   )
+}
+
+# Pages render in parallel (forked R processes) when QLAB_RENDER_CORES > 1:
+# each page is independent (its own intermediates directory and output).
+cores <- suppressWarnings(as.integer(Sys.getenv("QLAB_RENDER_CORES", "1")))
+if (is.na(cores) || cores < 1) cores <- 1L
+if (cores > 1 && length(pages) > 1) {
+  outcomes <- parallel::mclapply(pages, function(page) {
+    tryCatch({
+      render_page(page)
+      NULL
+    }, error = function(e) conditionMessage(e))
+  }, mc.cores = cores, mc.preschedule = FALSE)
+  failed <- Filter(Negate(is.null), outcomes)
+  if (length(failed) > 0) {
+    stop(if (is.character(failed[[1]])) failed[[1]] else "render.R: a page's process failed", call. = FALSE)
+  }
+} else {
+  for (page in pages) render_page(page)
 }
 
 cat(normalizePath(file.path(site_dir, "index.html")), "\n")

@@ -685,3 +685,36 @@ def test_raw_queue_facts_are_checked(tmp_path):
     assert any("band 0: enqueued_pkts decreases at time 1" in x for x in problems), problems
     problems, _ = finalise.check_raw(tmp_path, p, {"end_ns": "soon"})
     assert any("end_ns: expected a non-negative integer" in x for x in problems)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda p: p.update(duration_ns=float(p["duration_ns"])), "duration_ns: expected integer"),
+        (lambda p: p["flows"][0].update(start_ns=float("nan")), "flows[0].start_ns: expected"),
+        (lambda p: p["links"][0].update(delay_ns=float("inf")), "links[0].delay_ns: expected"),
+    ],
+)
+def test_plan_numbers_are_strict(dumbbell, change, message):
+    """The compiled validator refuses 2.0 where an integer is due (JSON
+    Schema takes it), and NaN or infinity anywhere; the message names the field."""
+    doc = copy.deepcopy(dumbbell)
+    change(doc)
+    problems = plan.check(doc)
+    assert any(message in p for p in problems), problems
+
+
+def test_an_integral_float_where_a_number_is_due_takes_the_fast_path():
+    """A Poisson flow's mean interval is a number and often integral (91000000.0):
+    such a plan is accepted by the compiled validator alone, without jsonschema."""
+    doc = first_plan(REPO / "scenarios/validation/mg1.yaml")
+    intervals = [f["mean_interval_ns"] for f in doc["flows"]]
+    assert any(isinstance(x, float) and x.is_integer() for x in intervals), intervals
+    assert plan.schema_problems(doc) == []
+    code = (
+        "import json, sys; from qlab import plan as p; "
+        f"doc = json.loads({json.dumps(json.dumps(doc))}); "
+        "assert p.schema_problems(doc) == []; print('jsonschema' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.strip() == "False"

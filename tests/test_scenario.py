@@ -99,6 +99,56 @@ def test_sweep_path_must_exist(paper_dir):
         sc.load(f)
 
 
+def test_sweep_with_sets_a_value_alongside_each_point(paper_dir):
+    f = write(
+        paper_dir / "w.yaml",
+        "extends: defaults.yaml\nsweep:\n  flows:\n    path: workload.flows\n    values: [10, 20]\n"
+        "    with: {duration_s: [30, 45]}\n",
+    )
+    jobs = sc.expand(sc.load(f), "quick")
+    by_point = {(j.spec["point"], j.spec["duration_ns"]) for j in jobs}
+    series = {j.series for j in jobs}
+    assert by_point == {
+        (f"{s}_flows-{n}", d) for s in series for n, d in [(10, 30 * 10**9), (20, 45 * 10**9)]
+    }
+    assert all(j.spec["point_values"].keys() == {"flows"} for j in jobs)
+
+
+@pytest.mark.parametrize(
+    "with_, message",
+    [
+        (
+            "{duration_s: [30]}",
+            "sweep.flows.with.duration_s: 1 values for the sweep's 2: one per sweep value",
+        ),
+        ("{workload.nothing: [1, 2]}", "sweep.flows.with.workload.nothing: no field 'workload.nothing'"),
+        ("{seeds: [1, 2]}", "sweep.flows.with.seeds: seeds cannot be set by a sweep"),
+    ],
+)
+def test_sweep_with_is_checked(paper_dir, with_, message):
+    f = write(
+        paper_dir / "w.yaml",
+        "extends: defaults.yaml\nsweep:\n  flows: {path: workload.flows, values: [10, 20], "
+        f"with: {with_}}}\n",
+    )
+    with pytest.raises(sc.ScenarioError) as exc:
+        sc.load(f)
+    assert any(message in p for p in exc.value.problems), exc.value.problems
+
+
+def test_a_bad_value_set_with_a_sweep_is_named(paper_dir):
+    f = write(
+        paper_dir / "w.yaml",
+        "extends: defaults.yaml\nsweep:\n  flows: {path: workload.flows, values: [10, 20], "
+        "with: {duration_s: [30, -5]}}\n",
+    )
+    with pytest.raises(sc.ScenarioError) as exc:
+        sc.expand(sc.load(f), "quick")
+    assert any("sweep.flows.with.duration_s.1 (sets duration_s)" in p for p in exc.value.problems), (
+        exc.value.problems
+    )
+
+
 def test_malformed_yaml_names_the_line(paper_dir):
     f = write(paper_dir / "broken.yaml", "extends: defaults.yaml\nseeds: [a\n")
     with pytest.raises(sc.ScenarioError, match=r"broken.yaml: line \d+, column \d+: not valid YAML"):

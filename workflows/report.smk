@@ -17,9 +17,10 @@ rule report:
         index=f"{SITE}/index.html",
     log:
         f"{RESULTS}/logs/report.log",
-    threads: 1
+    # the last step: its pages render in parallel (reports/render.R)
+    threads: workflow.cores
     params:
         site=lambda w, output: Path(output.index).parent,
         results=lambda w, input: Path(input.provenance).parent,
     shell:
-        "python3 -m qlab render --results {params.results} --site {params.site} > {log} 2>&1"
+        "QLAB_RENDER_CORES={threads} python3 -m qlab render --results {params.results} --site {params.site} > {log} 2>&1"

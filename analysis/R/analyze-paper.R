@@ -185,6 +185,23 @@ check_claim_figures <- function(claims, spec) {
   invisible(claims)
 }
 
+#' Claims on a per-bin metric (useful_bps) with the bins of their figure, a
+#' useful_vs_sessions item (`group`, `edges`, `deadline_s`): the claim is
+#' tested on the bins the figure shows, written once.
+with_figure_bins <- function(claims, spec) {
+  items <- purrr::set_names(spec$items, purrr::map_chr(spec$items, "id"))
+  purrr::map(claims, function(claim) {
+    if (!identical(claim$metric, "useful_bps")) return(claim)
+    item <- items[[claim$figure]]
+    if (is.null(item) || !identical(item$kind, "useful_vs_sessions") || !identical(claim$band, item$band)) {
+      stop(sprintf(paste("claim %s: a claim on useful_bps (per bin of sessions) must be about a useful_vs_sessions",
+                         "item of the same band, whose bins it is tested on (%s is not)"), claim$id, claim$figure))
+    }
+    claim$bins <- item[c("group", "edges", "deadline_s")]
+    claim
+  })
+}
+
 #' The name of an item's figure table: the last part of its id (fig2, emu-ratio).
 item_file <- function(item) {
   sub(".*/", "", item$id)
@@ -206,6 +223,7 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
   spec <- read_paper_spec(analysis_dir, paper)
   claims <- read_claims(file.path(analysis_dir, "claims", paste0(paper, ".yaml")))
   check_claim_figures(claims, spec)
+  claims <- with_figure_bins(claims, spec)
   items <- figure_items(spec)
   scenarios <- unique(c(
     unlist(purrr::map(spec$items, "scenario")),
@@ -532,6 +550,14 @@ summarise_paired_ratio_vs_x <- function(item, scenario_data) {
 #' metric's position in `item$metrics` (1, 2, ...), as `selector`.
 summarise_metric_by_series <- function(item, scenario_data) {
   runs <- select_item_metrics(item, scenario_data$metrics)
+  if (!is.null(item$series)) {
+    missing <- setdiff(unlist(item$series), runs$series)
+    if (length(missing) > 0) {
+      stop(sprintf("figure %s: series %s must be series of %s", item$id, paste(missing, collapse = ", "),
+                   item$scenario))
+    }
+    runs <- dplyr::filter(runs, .data$series %in% unlist(item$series))
+  }
   for (variable in scenario_data$sweep_vars) {
     if (length(unique(runs[[variable]])) > 1) {
       stop(sprintf("figure %s: metric_by_series needs one sweep point, %s has several values of %s",

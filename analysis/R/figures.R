@@ -135,6 +135,35 @@ plot_metric_by_series <- function(summary, y_label, y_scale = 1, labels = NULL, 
   plot
 }
 
+#' Several metrics of one point per series, one panel per metric on its own
+#' scale, the series along x in a given order (e.g. a reading and the values
+#' changed one at a time around it), 95% CI error bars; the first series'
+#' mean as a dashed line in each panel, the reference the others move from.
+#'
+#' @param labels The panels' titles, one per position in the item's metric
+#'   list (`selector`); default: the metric names.
+#' @param order The series in the order shown (default: sorted).
+plot_metric_by_variant <- function(summary, y_label, labels = NULL, order = NULL) {
+  require_columns(summary, c("series", "selector", "metric", "mean", "ci_lo", "ci_hi"), "plot metric by variant")
+  order <- order %||% sort(unique(summary$series))
+  unknown <- setdiff(unique(summary$series), order)
+  if (length(unknown) > 0) {
+    stop(sprintf("plot metric by variant: series %s must be in the order given", paste(unknown, collapse = ", ")))
+  }
+  ordered <- dplyr::arrange(summary, .data$selector)
+  summary$panel <- factor(selector_labels(summary, labels), levels = unique(selector_labels(ordered, labels)))
+  summary$series <- factor(summary$series, levels = order)
+  reference <- dplyr::filter(summary, .data$series == order[[1]])
+  ggplot2::ggplot(summary, ggplot2::aes(x = .data$series, y = .data$mean)) +
+    ggplot2::geom_hline(data = reference, ggplot2::aes(yintercept = .data$mean), linetype = "dashed",
+                        colour = "grey50") +
+    ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$ci_lo, ymax = .data$ci_hi), width = 0.3) +
+    ggplot2::geom_point(size = 1.8) +
+    ggplot2::facet_wrap(ggplot2::vars(.data$panel), ncol = 1, scales = "free_y") +
+    ggplot2::labs(x = "Series", y = y_label) +
+    ggplot2::theme_bw()
+}
+
 #' A frequency table of per-run changes (summarise_improvement_freq):
 #' one bar per interval, the share of the runs in it, 95% Clopper–Pearson
 #' error bars; one colour per treatment series.

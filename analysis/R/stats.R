@@ -220,6 +220,8 @@ compute_run_metrics <- function(results, warmup_s = 0) {
   }
   asi_metrics <- if (!is.null(latency)) longer(summarise_udp_asi(flows, by, latency), c(asi = "asi"), "group")
   valid_only <- function(table) dplyr::anti_join(table, invalid, by = run_key_columns)
+  # the processor-sharing reference and the link utilisation need the bottleneck's rate (a dumbbell's)
+  capacity_bps <- results$scenario$topology$bottleneck_rate_bps
   queue_metrics <- NULL
   if (!is.null(results$queues)) {
     queue_metrics <- dplyr::bind_rows(
@@ -228,21 +230,46 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       longer(summarise_total_backlog(valid_only(results$queues), by, warmup_s),
              c(total_backlog_pkts = "total_backlog_pkts"), "queue")
     )
+    # sources switched on and off (rbaqm Fig. 7): the backlog against the load, within each run
+    sources <- if (!is.null(results$scenario)) scenario_source_groups(results$scenario)
+    if (!is.null(sources)) {
+      queue_metrics <- dplyr::bind_rows(queue_metrics, longer(
+        summarise_backlog_load_slope(valid_only(results$queues), by, source_phases(sources)),
+        c(backlog_slope_pkts_per_source = "backlog_slope_pkts_per_source"), "queue"))
+    }
   }
   sojourn_metrics <- NULL
   drop_metrics <- NULL
   if (!is.null(results$packets)) {
     sojourn_metrics <- longer(summarise_band_sojourn(valid_only(results$packets), by, warmup_s),
                               c(sojourn_p99_s = "sojourn_p99_s", sojourn_max_s = "sojourn_max_s"), c("queue", "band"))
+    if (length(unique(results$packets$band)) > 1) {
+      sojourn_metrics <- dplyr::bind_rows(sojourn_metrics, longer(
+        summarise_jitter_class_slope(valid_only(results$packets), by, warmup_s),
+        c(jitter_class_slope_s = "jitter_class_slope_s"), "queue"))
+    }
     drops <- summarise_band_drops(valid_only(results$packets), by, warmup_s)
     drop_metrics <- dplyr::bind_rows(
       longer(drops$drops, c(dropped_pkts = "dropped_pkts"), c("queue", "band", "reason")),
       longer(drops$ratios, c(drop_ratio = "drop_ratio"), c("queue", "band"))
     )
+    # sources switched on and off (rbaqm Fig. 8): each band's drops against the load, within each run
+    sources <- if (!is.null(results$scenario)) scenario_source_groups(results$scenario)
+    if (!is.null(sources)) {
+      drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
+        summarise_drop_load_slope(valid_only(results$packets), by, source_phases(sources)),
+        c(drop_ratio_slope_per_source = "drop_ratio_slope_per_source"), c("queue", "band")))
+    }
     if ("len_bytes" %in% names(results$packets)) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_useful_50ms(valid_only(results$packets), by, results$runs, warmup_s),
         c(useful_50ms_bps = "useful_50ms_bps"), c("queue", "band")))
+      if (!is.null(capacity_bps)) {
+        drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
+          summarise_link_utilisation(valid_only(results$packets), by, results$runs, as.numeric(capacity_bps),
+                                     warmup_s),
+          c(link_utilisation = "link_utilisation"), "queue"))
+      }
     }
     # classes switched on and off with WFQ weights (rbaqm Figs. 4, 8): every
     # series weighted, and a phase with two classes or more
@@ -257,8 +284,6 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       }
     }
   }
-  # the processor-sharing reference needs the bottleneck's rate (a dumbbell's)
-  capacity_bps <- results$scenario$topology$bottleneck_rate_bps
   ps_metrics <- NULL
   if (nrow(bulk) > 0 && !is.null(capacity_bps)) {
     ps_metrics <- longer(summarise_processor_sharing(bulk, by, as.numeric(capacity_bps)),

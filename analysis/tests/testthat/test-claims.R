@@ -384,7 +384,7 @@ swap_labels <- function(claim) {
 }
 
 comparative_claims <- function() {
-  files <- file.path("..", "..", "claims", c("ncq-conf.yaml", "disciplines.yaml"))
+  files <- file.path("..", "..", "claims", c("ncq-conf.yaml", "disciplines.yaml", "rbaqm.yaml"))
   claims <- unlist(purrr::map(files, read_claims), recursive = FALSE)
   purrr::keep(claims, function(claim) is.null(claim$same_as) && claim$comparison$kind %in% difference_kinds)
 }
@@ -472,4 +472,71 @@ test_that("equivalence against several treatments is one family over them", {
   expect_match(outcome$ours, "ratio ncq, ncq-far/droptail within \\[0.9, 1.1\\] \\(TOST\\) at 3/6 cells, outside at 3")
   claim$comparison$treatment <- list("ncq")
   expect_equal(evaluate_claims(list(claim), metrics)$verdict, "reproduced")
+})
+
+# Three series over 5 seeds at flows 10, 50, 90 with the given mean per series
+# and point (a matrix: a row per series), a small seed-dependent wobble.
+order_metrics <- function(means) {
+  grid <- tidyr::expand_grid(series = rownames(means), seed = 1:5, flows = c(10, 50, 90))
+  wobble <- 1 + 0.01 * ((grid$seed %% 3) - 1) + 0.002 * match(grid$series, rownames(means))
+  grid$value <- means[cbind(match(grid$series, rownames(means)), match(grid$flows, c(10, 50, 90)))] * wobble
+  list(`test/flows` = list(
+    metrics = mutate(grid, scenario = "test/flows", backend = "ns3", point = paste0("f", flows),
+                     metric = "system_goodput_bps", n_censored = 0L),
+    sweep_vars = "flows"
+  ))
+}
+
+order_claim <- list(id = "best-varies", figure = "f", claim = "the best setting varies with the load",
+                    paper_value = "varies", metric = "system_goodput_bps", scenario = "test/flows",
+                    comparison = list(kind = "order_changes", series = list("q5", "q10", "q20")))
+
+test_that("order changes: reproduced when a pair swaps places between points, with Holm over both sides", {
+  # q5 best at 10 flows, q20 best at 90: q5 above q20 at 10, below at 90
+  swapping <- rbind(q5 = c(3, 2, 1), q10 = c(2, 2.2, 2), q20 = c(1, 2.1, 3))
+  outcome <- evaluate_claims(list(order_claim), order_metrics(swapping))
+  expect_equal(outcome$verdict, "reproduced")
+  expect_match(outcome$ours, "q5 above q20 at 10; below at 50, 90")
+})
+
+test_that("order changes: not reproduced when one series is above every other at every point", {
+  steady <- rbind(q5 = c(1, 1, 1), q10 = c(2, 2, 2), q20 = c(3, 3, 3))
+  outcome <- evaluate_claims(list(order_claim), order_metrics(steady))
+  expect_equal(outcome$verdict, "not reproduced")
+  expect_match(outcome$ours, "best \\(flows\\): 10 q20, 50 q20, 90 q20")
+})
+
+test_that("order changes: inconclusive when nothing decides", {
+  flat <- rbind(q5 = c(2, 2, 2), q10 = c(2, 2, 2), q20 = c(2, 2, 2))
+  data <- order_metrics(flat)
+  # a noise larger than the wobble, different per series and seed
+  data$`test/flows`$metrics$value <- data$`test/flows`$metrics$value *
+    (1 + 0.2 * sin(seq_len(nrow(data$`test/flows`$metrics))))
+  expect_equal(evaluate_claims(list(order_claim), data)$verdict, "inconclusive")
+  expect_error(check_claim(within(order_claim, comparison$series <- NULL), "c.yaml"), "must give series")
+})
+
+test_that("a claim on useful_bps is tested per bin of its figure's sessions", {
+  spec <- list(items = list(
+    list(id = "p/fig9", kind = "useful_vs_sessions", band = 0L, group = "rt", edges = list(1, 2, 3), deadline_s = 0.05),
+    list(id = "p/fig8", kind = "time_series")))
+  claim <- list(id = "c", figure = "p/fig9", metric = "useful_bps", band = 0L)
+  expect_equal(with_figure_bins(list(claim), spec)[[1]]$bins$edges, list(1, 2, 3))
+  expect_error(with_figure_bins(list(within(claim, figure <- "p/fig8")), spec), "useful_vs_sessions")
+  expect_error(with_figure_bins(list(within(claim, band <- 1L)), spec), "same band")
+  # two series, 3 seeds; sessions start at 0, 1, 2 s; bins 1-2 = [0, 1) and 2-3 = [1, 4)
+  runs <- tidyr::expand_grid(series = c("a", "b"), seed = 1:3) |>
+    dplyr::mutate(scenario = "p/3", backend = "ns3", point = .data$series, valid = TRUE, sim_end_s = 4)
+  flows <- tidyr::expand_grid(runs, start_s = c(0, 1, 2)) |> dplyr::mutate(group = "rt")
+  # a: one useful packet in each bin; b: one in the first bin, three in the second
+  packets <- dplyr::bind_rows(
+    tidyr::expand_grid(runs, time_s = c(0.5, 1.5)) |> dplyr::filter(.data$series == "a"),
+    tidyr::expand_grid(runs, time_s = c(0.5, 1.5, 2.5, 3.5)) |> dplyr::filter(.data$series == "b")
+  ) |>
+    dplyr::mutate(event = "deq", band = 0L, len_bytes = 1000L, sojourn_s = 0.01 + 0.001 * .data$seed)
+  bins <- useful_bins_runs(list(runs = runs, flows = flows, packets = packets),
+                           with_figure_bins(list(claim), spec)[[1]], character())
+  expect_equal(bins$value[bins$series == "a" & bins$seed == 1], c(8000, 8000 / 3))
+  expect_equal(bins$value[bins$series == "b" & bins$seed == 1], c(8000, 8000))
+  expect_true(all(bins$metric == "useful_bps" & bins$band == 0L))
 })

@@ -21,7 +21,8 @@ test_that("every registered metric's function exists and a test-metric-*.R file 
 })
 
 # A run with every kind of data: two classes with weights, bulk and UDP
-# groups, a queues and a packets table of two traced queues.
+# groups (the calls stop at 6 s: the load changes within the run), a queues
+# and a packets table of two traced queues (two bands at the second).
 every_kind_of_run <- function() {
   flows <- make_flows(series = "w", seed = 1L, flow_id = 0:3, cls = c(0L, 0L, 1L, 1L),
                       group = c("bulk", "bulk", "voice", "voice"), app = c("bulk", "bulk", "voip", "voip"),
@@ -37,14 +38,19 @@ every_kind_of_run <- function() {
     scenario = list(series = list(w = list(params = list(classes = 2, weights_bytes = "1:1"))),
                     duration_s = 8,
                     workload = list(groups = list(bulk = list(cls = 0L, count = 2L),
-                                                  voice = list(cls = 1L, count = 2L, app = "voip"))),
+                                                  voice = list(cls = 1L, count = 2L, app = "voip",
+                                                               stop_s = 6))),
                     topology = list(kind = "dumbbell", access_rate_bps = 1e7, access_delay_s = 0.001,
                                     bottleneck_rate_bps = 1e7, bottleneck_delay_s = 0.01)),
-    queues = dplyr::bind_cols(keys, tibble::tibble(time_s = 1, queue = c("hop1:r0", "hop2:r1"), band = 0L,
-                                                   backlog_pkts = c(3, 5))),
-    packets = dplyr::bind_cols(keys, tibble::tibble(time_s = 1, queue = c("hop1:r0", "hop2:r1", "hop2:r1"),
-                                                    event = c("deq", "deq", "drop"), band = 0L, len_bytes = 1000L,
-                                                    sojourn_s = c(0.01, 0.02, NA), reason = c(NA, NA, "overflow")))
+    queues = dplyr::bind_cols(keys, tibble::tibble(time_s = c(4, 4, 7, 7), queue = rep(c("hop1:r0", "hop2:r1"), 2),
+                                                   band = 0L, backlog_pkts = c(3, 5, 1, 2))),
+    packets = dplyr::bind_cols(keys, tibble::tibble(time_s = c(1, 1, 1, 2, 2, 3),
+                                                    queue = c("hop1:r0", "hop2:r1", "hop2:r1", "hop2:r1", "hop2:r1",
+                                                              "hop2:r1"),
+                                                    event = c("deq", "deq", "drop", "deq", "deq", "deq"),
+                                                    band = c(0L, 0L, 0L, 0L, 1L, 1L), len_bytes = 1000L,
+                                                    sojourn_s = c(0.01, 0.02, NA, 0.04, 0.01, 0.05),
+                                                    reason = c(NA, NA, "overflow", NA, NA, NA)))
   )
 }
 
@@ -80,7 +86,7 @@ test_that("a selector picks its part of the run; a key left out means over all o
   voice <- select_metric_rows(metrics, list(metric = "loss_ratio", group = "voice"), "t")
   expect_equal(voice$value, 10 / 200)
   hop2 <- select_metric_rows(metrics, list(metric = "mean_backlog_pkts", band = 0, queue = "hop2:r1"), "t")
-  expect_equal(hop2$value, 5)
+  expect_equal(hop2$value, (5 + 2) / 2) # its samples at 4 s and 7 s
   # two traced queues: a band alone does not say which
   expect_error(select_metric_rows(metrics, list(metric = "mean_backlog_pkts", band = 0), "figure f"),
                "figure f: metric `mean_backlog_pkts` is computed for several queues \\(hop1:r0, hop2:r1\\)")

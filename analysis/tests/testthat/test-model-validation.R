@@ -105,4 +105,18 @@ test_that("the theory verdict: equivalence within the margin at every point, out
   expect_equal(far$verdict, "not reproduced")
   wide <- evaluate_claim(claim, runs_at(c(0.9, 1.1, 0.95, 1.05)))
   expect_equal(wide$verdict, "inconclusive")
+  # within the margin, but a bias of 1% that the simultaneous interval detects
+  biased <- evaluate_claim(claim, runs_at(c(1.009, 1.010, 1.011, 1.010, 1.010)))
+  expect_equal(biased$verdict, "partly")
+  expect_match(biased$ours, "outside the simultaneous 95% interval at u = 0.3, 0.6")
+  expect_match(close$ours, "inside the simultaneous one at 2/2")
+  # equivalent, unbiased, but too few packets for a half-width within 2% at one point
+  noisy <- runs_at(c(0.999, 1, 1.001, 1.002, 0.998))
+  m <- noisy$`validation/mg1`$metrics
+  at <- m$u == 0.6
+  m$value[at] <- m$value[at] * c(0.983, 1.017, 0.983, 1.017, 1)
+  noisy$`validation/mg1`$metrics <- m
+  imprecise <- evaluate_claim(claim, noisy)
+  expect_match(imprecise$ours, "half-width exceeds ±2% at u = 0.6")
+  expect_equal(imprecise$verdict, "partly")
 })

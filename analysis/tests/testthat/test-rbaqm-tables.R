@@ -19,3 +19,29 @@ test_that("a class table is generated from the scenario: class k = cls + 1, u an
   expect_equal(table$`Stop (sec)`, c(150, 149, 150))
   expect_error(scenario_class_table(scenario, "wred"), "no series wred")
 })
+
+test_that("the sensitivity figure: a panel per metric, the series in the given order, the first as reference", {
+  summary <- tidyr::expand_grid(series = c("u0.98", "rb", "h25"), selector = 1:2) |>
+    dplyr::mutate(metric = c("total_backlog_pkts", "link_utilisation")[.data$selector],
+                  mean = seq_len(dplyr::n()), ci_lo = .data$mean - 0.5, ci_hi = .data$mean + 0.5)
+  plot <- plot_metric_by_variant(summary, "value", labels = c("backlog", "use"), order = c("rb", "h25", "u0.98"))
+  built <- ggplot2::ggplot_build(plot)
+  expect_equal(levels(plot$data$series), c("rb", "h25", "u0.98"))
+  expect_equal(levels(plot$data$panel), c("backlog", "use"))
+  # the dashed reference in each panel is rb's mean: rows 3 (selector 1) and 4 (selector 2)
+  expect_equal(sort(built$data[[1]]$yintercept), c(3, 4))
+  expect_error(plot_metric_by_variant(summary, "value", order = c("rb", "h25")), "u0.98 must be in the order")
+})
+
+test_that("a metric_by_series item may show some of its scenario's series", {
+  metrics <- tidyr::expand_grid(series = c("rb", "h25", "wred"), seed = 1:3) |>
+    dplyr::mutate(scenario = "rbaqm/s", backend = "ns3", point = "p", metric = "total_backlog_pkts",
+                  queue = "L:R", value = .data$seed, n_censored = 0L) |>
+    with_metric_keys()
+  item <- list(id = "qlab/rbaqm/s", kind = "metric_by_series", scenario = "rbaqm/s", series = list("rb", "h25"),
+               metrics = list(list(metric = "total_backlog_pkts")))
+  table <- summarise_metric_by_series(item, list(metrics = metrics, sweep_vars = character()))
+  expect_setequal(table$series, c("rb", "h25"))
+  item$series <- list("rb", "tau10")
+  expect_error(summarise_metric_by_series(item, list(metrics = metrics, sweep_vars = character())), "tau10")
+})
