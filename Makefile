@@ -6,6 +6,12 @@ RESULTS ?= results
 # Default: every backend this machine runs (`qlab backends --available` says
 # which and why the others are left out), e.g. BACKENDS='[ns3]'.
 BACKENDS ?=
+# Where the jobs run: local (this machine), or slurm / kubernetes through
+# Snakemake's executor plugins and workflows/profiles/EXECUTOR (README,
+# "Running on a cluster"); EXECUTOR_ARGS passes options to it, e.g.
+# EXECUTOR_ARGS='--slurm-no-account' or '--default-storage-prefix s3://bucket/qlab'.
+EXECUTOR ?= local
+EXECUTOR_ARGS ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake --workflow-profile workflows/profiles/local
@@ -20,6 +26,7 @@ all: help
 help:
 	@echo "make reproduce [PROFILE=quick|paper] [CORES=n]   regenerate every figure and the report"
 	@echo "make reproduce RUNTIME=docker                    the same, every job in qlab's Docker images"
+	@echo "make reproduce EXECUTOR=slurm|kubernetes         the same, the jobs submitted to a cluster (README)"
 	@echo "make test                                        install what is missing and run every test"
 	@echo "make test-docker                                 build the images, compare an ns-3 job with native, run a Mininet job in its image"
 	@echo "make build                                       build the discipline core and the runners"
@@ -44,6 +51,11 @@ core: setup
 # PYTHONDONTWRITEBYTECODE set, as on some machines, Python would compile them every time)
 reproduce: core
 	@$(PY) -m compileall -q qlab > /dev/null
+ifneq ($(EXECUTOR),local)
+ifneq ($(RUNTIME),native)
+	@echo "make reproduce: EXECUTOR=$(EXECUTOR) takes its software from the cluster (the nodes' shared checkout, or the pods' image), not RUNTIME=$(RUNTIME)" >&2; exit 2
+endif
+endif
 ifeq ($(RUNTIME),docker)
 	@$(VENV)/bin/qlab validate --profile $(PROFILE) --stamp $(RESULTS)/.qlab-validated
 	@backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))"; \
@@ -56,6 +68,14 @@ ifeq ($(RUNTIME),docker)
 	    $(if $(QUARTO_DEB),quarto_deb=$(QUARTO_DEB)) --quiet host
 else ifneq ($(RUNTIME),native)
 	@echo "make reproduce: RUNTIME=$(RUNTIME) is not available (native or docker)" >&2; exit 2
+else ifneq ($(filter slurm kubernetes,$(EXECUTOR)),)
+	@$(VENV)/bin/qlab validate --profile $(PROFILE) --stamp $(RESULTS)/.qlab-validated
+	@$(WATCH) --log $(RESULTS)/logs/reproduce.log --stamp $(RESULTS)/.qlab-reproduced -- \
+	  $(VENV)/bin/snakemake --workflow-profile workflows/profiles/$(EXECUTOR) $(EXECUTOR_ARGS) \
+	    --config profile=$(PROFILE) results=$(RESULTS) \
+	    backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available --no-realtime))" --quiet host
+else ifneq ($(EXECUTOR),local)
+	@echo "make reproduce: EXECUTOR=$(EXECUTOR) is not available (local, slurm or kubernetes)" >&2; exit 2
 else
 	@$(VENV)/bin/qlab validate --profile $(PROFILE) --stamp $(RESULTS)/.qlab-validated
 	@$(WATCH) --log $(RESULTS)/logs/reproduce.log --stamp $(RESULTS)/.qlab-reproduced -- \
@@ -63,7 +83,9 @@ else
 	    backends="$(if $(BACKENDS),$(BACKENDS),$$($(VENV)/bin/qlab backends --available))" --quiet host
 endif
 
-test: setup
+# setup --test: also what only the tests need (SLURM and munge for tests/test_slurm.py)
+test:
+	@scripts/setup.sh --test
 	@scripts/test.sh
 
 # Minutes from a cold Docker cache; a note and exit 0 when no engine answers.

@@ -250,6 +250,13 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
     if args.available:
         ok, why = backends.available()
+        if args.no_realtime:  # a cluster's batch jobs: a real-time backend needs a machine to itself
+            why |= {
+                n: "runs in real time (not on a cluster's batch nodes)"
+                for n in ok
+                if backends.get(n).realtime
+            }
+            ok = [n for n in ok if not backends.get(n).realtime]
         for name, reason in why.items():
             print(f"qlab backends: {name} left out: {reason}", file=sys.stderr)
         print("[" + ",".join(ok) + "]")
@@ -597,6 +604,11 @@ def build_parser() -> argparse.ArgumentParser:
     be = _command(sub, "backends", "the backends, and whether this machine runs them")
     be.add_argument(
         "--available", action="store_true", help="print the ones this machine runs, as a workflow config list"
+    )
+    be.add_argument(
+        "--no-realtime",
+        action="store_true",
+        help="with --available: leave out the backends that run in real time (emulation), for a cluster",
     )
     be.set_defaults(func=cmd_backends)
 

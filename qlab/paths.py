@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 ROOT = Path(os.environ.get("QLAB_ROOT", Path(__file__).resolve().parent.parent))
@@ -12,3 +13,12 @@ BUILD = ROOT / "build"
 QCORE_REPLAY = Path(os.environ.get("QLAB_QCORE_REPLAY", BUILD / "core" / "qcore-replay"))
 NS3_RUNNER = Path(os.environ.get("QLAB_NS3_RUNNER", BUILD / "ns3" / "qlab-ns3-run"))
 REPORTS = ROOT / "reports"
+
+
+def interpreter_first_on_path() -> None:
+    """Put the running interpreter's directory first on this process's PATH,
+    which the workflow's local and SLURM jobs inherit (workflows/common.smk):
+    their `python3 -m qlab` is then the checkout's venv. Not a variable the
+    workflow passes to its jobs (`envvars:`): a Kubernetes pod must keep its
+    image's PATH."""
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"

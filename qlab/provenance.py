@@ -62,10 +62,52 @@ def scenario_sha256(scen: sc.Scenario) -> str:
     return h.hexdigest()
 
 
-def _images(results: Path | None) -> dict[str, Any]:
+def _runs(results: Path | None) -> list[dict[str, Any]]:
+    """The run.json of every run under `results` (unreadable ones left out)."""
+    out = []
+    for run_json in sorted(results.rglob("run.json")) if results and results.is_dir() else []:
+        try:
+            run = json.loads(run_json.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(run, dict):
+            out.append(run)
+    return out
+
+
+def where_ran(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where the runs ran (run.json's ran_on): one row per executor and host,
+    with its runs, the distinct SLURM jobs or pods that ran them and the
+    images (by id). Runs of a qlab before ran_on count as executor None."""
+    rows: dict[tuple, dict[str, Any]] = {}
+    for run in runs:
+        where = run.get("ran_on") if isinstance(run.get("ran_on"), dict) else {}
+        key = (str(where.get("executor")), str(where.get("host")))
+        row = rows.setdefault(
+            key,
+            {
+                "executor": where.get("executor"),
+                "host": where.get("host"),
+                "runs": 0,
+                "jobs": set(),
+                "images": set(),
+            },
+        )
+        row["runs"] += 1
+        job = where.get("slurm_job_id") or where.get("pod")
+        if job:
+            row["jobs"].add(str(job))
+        if where.get("image_id"):
+            row["images"].add(str(where["image_id"]))
+    return [
+        {**row, "jobs": len(row["jobs"]), "images": sorted(row["images"])} for _, row in sorted(rows.items())
+    ]
+
+
+def _images(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """Under the docker runtime (QLAB_RUNTIME, set by workflows/containers.smk):
     the images the workflow runs in, from their stamps (tag, id, manifest), and
-    the images the runs under `results` recorded in their run.json."""
+    the images the runs recorded in their run.json."""
     from qlab import containers
 
     out: dict[str, Any] = {"runtime": os.environ.get("QLAB_RUNTIME", "native")}
@@ -86,11 +128,8 @@ def _images(results: Path | None) -> dict[str, Any]:
         for n, d in stamps.items()
     ]
     used: dict[tuple, int] = {}
-    for run_json in sorted(results.rglob("run.json")) if results and results.is_dir() else []:
-        try:
-            img = json.loads(run_json.read_text(encoding="utf-8")).get("image")
-        except (OSError, ValueError):
-            continue
+    for run in runs:
+        img = run.get("image")
         img = img if isinstance(img, dict) else {}  # native runs: name, tag and id None
         key = (img.get("name"), img.get("tag"), img.get("id"))
         used[key] = used.get(key, 0) + 1
@@ -139,7 +178,8 @@ def collect(scenarios: list[sc.Scenario], profile: str, results: Path | None = N
         except metadata.PackageNotFoundError:
             py[name] = None
     status = _git("status", "--porcelain", "--untracked-files=no")
-    images = _images(results)
+    runs = _runs(results)
+    images = _images(runs)
     packages = {p: _dpkg_version(p) for p in DEBIAN_PACKAGES}
     if images["images"]:  # the versions the jobs ran with are the images'
         packages = _from_images(images["images"], "debian", DEBIAN_PACKAGES)
@@ -163,6 +203,7 @@ def collect(scenarios: list[sc.Scenario], profile: str, results: Path | None = N
         "packages": packages,
         "python_packages": py,
         **images,
+        "ran_on": where_ran(runs),
     }
 
 

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,8 @@ def _finish(
         "versions": {"qlab": __version__, **facts.get("versions", {})},
         "wall_time_s": facts.get("wall_time_s"),
         "runner_cpu_s": facts.get("runner_cpu_s"),
+        "runner_max_rss_mb": facts.get("runner_max_rss_mb"),
+        "ran_on": ran_on(),
         "valid": facts.get("valid", True),
         "invalid_reasons": facts.get("invalid_reasons", []),
         # each table's size, SHA-256 and rows: qlab collect and the workflow
@@ -168,6 +171,27 @@ def _finish(
     if problems:
         raise fail(problems)
     return run
+
+
+def ran_on(env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Where this job ran, for run.json and the provenance page: the host,
+    the executor that started it (a SLURM job's environment names its job
+    id; a Kubernetes pod has the service host set and is named by its host
+    name), and the image when one of qlab's images ran it (scripts/in-image)."""
+    env = os.environ if env is None else env
+    host = socket.gethostname()
+    out: dict[str, Any] = {"host": env.get("SLURMD_NODENAME") or host, "executor": "local"}
+    if env.get("SLURM_JOB_ID"):
+        out["executor"] = "slurm"
+        out["slurm_job_id"] = env["SLURM_JOB_ID"]
+        if env.get("SLURM_CLUSTER_NAME"):
+            out["slurm_cluster"] = env["SLURM_CLUSTER_NAME"]
+    elif env.get("KUBERNETES_SERVICE_HOST"):
+        out["executor"] = "kubernetes"
+        out["pod"] = env.get("HOSTNAME") or host
+    if env.get("QLAB_IMAGE_ID"):
+        out["image_id"] = env["QLAB_IMAGE_ID"]
+    return out
 
 
 def _place(work: Path, out_dir: Path) -> None:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install what qlab needs on a Debian 12 machine, idempotently.
 #   scripts/setup.sh            Debian packages + the Python venv (.venv)
+#   scripts/setup.sh --test     also what only the tests need (make test): SLURM and munge,
+#                               for the single-node cluster of tests/test_slurm.py
 # Quiet when nothing is missing; long steps say what they do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +32,16 @@ DEB_PACKAGES=(
   tcl-dev tk-dev libxext-dev libxt-dev libpcap0.8-dev libotcl1-dev tclcl libtclcl1-dev
   libperl4-corelibs-perl xz-utils chromium
 )
+
+# Only for `make test`: Debian's SLURM (22.05) and munge, the single-node
+# cluster scripts/slurm-node.sh starts for tests/test_slurm.py; rsync, which
+# snakemake-storage-plugin-fs runs (the Kubernetes profile's storage, tests/test_kubernetes.py).
+TEST_PACKAGES=(slurm-wlm munge rsync)
+case ${1:-} in
+  --test) DEB_PACKAGES+=("${TEST_PACKAGES[@]}") ;;
+  "") ;;
+  *) echo "usage: $0 [--test]" >&2; exit 2 ;;
+esac
 
 # one dpkg-query for them all (a `make reproduce` with nothing to do checks
 # this first: a process per package cost about a second)

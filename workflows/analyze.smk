@@ -34,6 +34,8 @@ rule provenance:
         f"{RESULTS}/provenance.json",
     log:
         f"{RESULTS}/logs/provenance.log",
+    # on a cluster, on the submitting host (reads the runs' run.json)
+    localrule: True
     threads: 1
     params:
         profile=PROFILE,

@@ -16,6 +16,7 @@ import yaml
 from snakemake.utils import validate
 
 from qlab import backends as qlab_backends
+from qlab import paths as qlab_paths
 from qlab import resume as qlab_resume
 from qlab import scenario as sc
 
@@ -40,12 +41,11 @@ RUNTIME = config["runtime"]  # native | docker (workflows/containers.smk)
 # the host, the Python running this workflow (the checkout's venv), first on
 # the jobs' PATH. Not a parameter of the rules: Snakemake reruns a job whose
 # params changed, and `python -m snakemake` and the `snakemake` script name
-# the same interpreter by two paths (tests/test_e2e.py).
-envvars:
-    "PATH",
-
-
-os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+# the same interpreter by two paths (tests/test_e2e.py). Local and SLURM
+# jobs inherit this environment; PATH is no `envvars:` of the workflow, which
+# would send this host's PATH into a Kubernetes pod in place of its image's
+# (tests/test_kubernetes.py).
+qlab_paths.interpreter_first_on_path()
 RESULTS = config["results"].rstrip("/")
 SITE = config["site"].rstrip("/")
 PROFILE = config["profile"]

@@ -86,6 +86,9 @@ rule collect:
         runs=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/runs.csv.gz",
     log:
         f"{RESULTS}/logs/collect/{{paper}}/{{name}}/{{backend}}.log",
+    # on a cluster, on the submitting host: seconds of reading the runs'
+    # tables, less than a cluster job's queueing (workflows/profiles/slurm)
+    localrule: True
     threads: 1
     params:
         sweep=lambda w: ",".join(resolved_doc(w)["sweep"]) or "-",

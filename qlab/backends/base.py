@@ -105,7 +105,8 @@ def run_runner(
     `log`) and return the facts it wrote to workdir/runner.json, with
     `runner_cpu_s`: the CPU time of the whole runner process (library
     loading, plan reading and table writing included), for the
-    orchestration benchmark. `what` names the runner in errors."""
+    orchestration benchmark, and `runner_max_rss_mb`, its peak memory
+    (what a cluster profile requests). `what` names the runner in errors."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log, "ab") if log else open(os.devnull, "wb") as out:
         proc = subprocess.run(list(cmd), stdout=out, stderr=subprocess.PIPE, check=False)
@@ -121,4 +122,7 @@ def run_runner(
     except (OSError, json.JSONDecodeError) as exc:
         raise BackendError(f"{what} wrote no readable runner.json in {workdir}: {exc}") from None
     facts["runner_cpu_s"] = round((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), 3)
+    # the largest resident set of the job's child processes (Linux: KiB), the
+    # runner's in practice: what a cluster profile requests as memory
+    facts["runner_max_rss_mb"] = round(after.ru_maxrss / 1024, 1)
     return facts
