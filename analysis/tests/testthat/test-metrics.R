@@ -44,6 +44,7 @@ every_kind_of_run <- function() {
                                                    backlog_pkts = c(3, 5))),
     packets = dplyr::bind_cols(keys, tibble::tibble(time_s = 1, queue = c("hop1:r0", "hop2:r1", "hop2:r1"),
                                                     event = c("deq", "deq", "drop"), band = 0L, len_bytes = 1000L,
+                                                    flow_id = 0L,
                                                     sojourn_s = c(0.01, 0.02, NA), reason = c(NA, NA, "overflow")))
   )
 }
