@@ -529,9 +529,20 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
             # on/off sources may shape their periods as Pareto (pareto_shape)
             "onoff": (*BULK_FIELDS, *(f for f in WEB_FIELDS if f != "pareto_shape")),
             "voip": (*BULK_FIELDS, *(f for f in WEB_FIELDS if f != "pareto_shape")),
+            # exponentially distributed datagram sizes (size_mean_bytes)
+            "poisson": (*BULK_FIELDS, *ONOFF_FIELDS, *(f for f in WEB_FIELDS if f != "size_mean_bytes")),
         }.get(app, (*BULK_FIELDS, *ONOFF_FIELDS, *WEB_FIELDS))
         for key in sorted(set(spec) & set(wrong)):
             out.append((f"workload.groups.{g}.{key}", f"not a field of app {app}"))
+        size_mean = spec.get("size_mean_bytes")
+        if app == "poisson" and size_mean is not None and not 40 < size_mean <= spec["pkt_bytes"]:
+            out.append(
+                (
+                    f"workload.groups.{g}.size_mean_bytes",
+                    "expected more than 40 (the smallest datagram) and at most pkt_bytes "
+                    f"({spec['pkt_bytes']}), got {size_mean}",
+                )
+            )
         if app in ("onoff", "voip") and "pareto_shape" in spec and spec.get("onoff_dist") != "pareto":
             out.append(
                 (
@@ -568,9 +579,10 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
     if "tcp" in trace.get("collect", []) and trace.get("tcp", False) in (False, []):
         out.append(("trace.collect", "collecting tcp needs trace.tcp (true or flow ids)"))
     for name, sw in (doc.get("sweep") or {}).items():
-        found, _ = _get(doc, sw["path"])
-        if not found:
-            out.append((f"sweep.{name}.path", f"no field {sw['path']!r} in the scenario to vary"))
+        for key, target in _sweep_fields(sw):
+            found, _ = _get(doc, target)
+            if not found:
+                out.append((f"sweep.{name}.{key}", f"no field {target!r} in the scenario to vary"))
         for i, value in enumerate(sw["values"]):
             if not SAFE_TOKEN.match(format_value(value)):
                 out.append(
@@ -809,14 +821,26 @@ def _size_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
+def sweep_paths(sw: dict[str, Any]) -> list[str]:
+    """Every field a sweep variable sets: its path, then any `also`."""
+    return [sw["path"], *sw.get("also", [])]
+
+
+def _sweep_fields(sw: dict[str, Any]) -> list[tuple[str, str]]:
+    """(the sweep variable's field that names it, the path) for every path a sweep variable sets."""
+    return [("path", sw["path"])] + [(f"also.{i}", p) for i, p in enumerate(sw.get("also", []))]
+
+
 def _field_of(
     field_path: str, profile: str, override: dict[str, Any], sweep: dict[str, Any], values: dict[str, Any]
 ) -> str:
     """Where a value of the resolved document was set: a sweep point, the
     profile's override, or the file itself."""
     for name, value in values.items():
-        target = sweep[name]["path"]
-        if field_path == target or field_path.startswith(target + "."):
+        target = next(
+            (t for t in sweep_paths(sweep[name]) if field_path == t or field_path.startswith(t + ".")), None
+        )
+        if target is not None:
             i = next(i for i, v in enumerate(sweep[name]["values"]) if v == value and type(v) is type(value))
             src = f"profiles.{profile}.override.sweep" if name in (override.get("sweep") or {}) else "sweep"
             return f"{src}.{name}.values.{i} (sets {target})"
@@ -862,15 +886,16 @@ def check_resolved(scen: Scenario, profile: str) -> None:
             raise fail(problems, {})
     sweep = doc.get("sweep") or {}
     for name, sw in sweep.items():
-        top = sw["path"].split(".")[0]
-        found, target = _get(doc, sw["path"])
-        if top in NOT_SWEPT:
-            raise fail([(f"sweep.{name}.path", f"{top} cannot be swept")], {})
-        if found and isinstance(target, (dict, list)):
-            raise fail(
-                [(f"sweep.{name}.path", f"{sw['path']} is a {_type_name(target)}; a sweep sets one value")],
-                {},
-            )
+        for key, path in _sweep_fields(sw):
+            top = path.split(".")[0]
+            found, target = _get(doc, path)
+            if top in NOT_SWEPT:
+                raise fail([(f"sweep.{name}.{key}", f"{top} cannot be swept")], {})
+            if found and isinstance(target, (dict, list)):
+                raise fail(
+                    [(f"sweep.{name}.{key}", f"{path} is a {_type_name(target)}; a sweep sets one value")],
+                    {},
+                )
     max_jobs, max_packets = limits()
     n_points = math.prod(len(sw["values"]) for sw in sweep.values())
     seeds = doc["seeds"] if isinstance(doc["seeds"], int) else len(doc["seeds"])
@@ -891,7 +916,8 @@ def check_resolved(scen: Scenario, profile: str) -> None:
         values = dict(zip(sweep, combo, strict=True))
         pdoc = copy.deepcopy(doc)
         for name, value in values.items():
-            _set(pdoc, sweep[name]["path"], value)
+            for path in sweep_paths(sweep[name]):
+                _set(pdoc, path, value)
         if values:
             problems = _schema_problems(pdoc) or _semantic_problems(pdoc)
             if problems:
@@ -958,7 +984,8 @@ def iter_jobs(
     for values in points(base):
         doc = copy.deepcopy(base)
         for name, value in values.items():
-            _set(doc, doc["sweep"][name]["path"], value)
+            for path in sweep_paths(doc["sweep"][name]):
+                _set(doc, path, value)
         for seed in doc["seeds"][:1] if first_seed_only else doc["seeds"]:
             try:
                 workload = plans.build_workload(doc, seed, where)
