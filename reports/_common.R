@@ -245,7 +245,7 @@ plot_item <- function(ctx, id) {
     return(plot_metric_vs_x_by_backend(table, item$x_label, item$y_label, item$y_scale %||% 1))
   }
   switch(item$kind,
-    metric_vs_x = plot_metric_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1),
+    metric_vs_x = plot_metric_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1, item_metric_labels(item)),
     backend_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
     tasks_over_time = plot_tasks_over_time(table, item$x_label, item$y_label),
     tcp_worst_flow = plot_tcp_worst_flow(table, item$x_label),
@@ -457,7 +457,7 @@ scenario_parameters <- function(ctx, scenario_id) {
   table <- flatten_parameters(scenario[keep])
   # a swept value is not the value of every run: point to its sweep
   for (name in names(scenario$sweep)) {
-    swept <- table$parameter == scenario$sweep[[name]]$path
+    swept <- table$parameter %in% c(scenario$sweep[[name]]$path, unlist(scenario$sweep[[name]]$also))
     table$value[swept] <- sprintf("swept: see sweep.%s.values", name)
   }
   stated <- read_stated_parameters(file.path(qlab_root, "reports", "paper-parameters.yaml"), ctx$paper)

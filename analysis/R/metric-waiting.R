@@ -37,7 +37,7 @@ dumbbell_path_latency_s <- function(ip_bytes, framing_bytes, bottleneck_rate_bps
 dumbbell_latency_table <- function(scenario, flows) {
   topology <- scenario$topology
   if (!identical(topology$kind, "dumbbell")) return(NULL)
-  paths <- purrr::map_chr(scenario$sweep %||% list(), "path")
+  paths <- unlist(purrr::map(scenario$sweep %||% list(), function(sw) c(sw$path, unlist(sw$also))))
   if (any(grepl("^topology\\.|\\.access_(rate_bps|delay_s)$|\\.pkt_bytes$", paths))) return(NULL)
   groups <- scenario$workload$groups
   group_field <- function(group, field) {
