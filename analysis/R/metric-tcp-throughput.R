@@ -39,7 +39,7 @@ tcp_throughput_pps <- function(bytes, seg_bytes, duration_s) {
 #' @param flows Per-flow table (`app`, `group`, `seg_bytes`, `bytes_delivered`,
 #'   `start_s`, `end_s`, `sim_end_s`).
 #' @param by Columns naming a run.
-#' @return `by`, `group`, `tcp_throughput_pps`, `flows`.
+#' @return `by`, `group`, `tcp_throughput_pps`, `n_flows` (a sweep variable may be called flows).
 summarise_tcp_throughput <- function(flows, by) {
   require_columns(flows, c(by, "app", "group", "seg_bytes", "bytes_delivered", "start_s", "end_s", "sim_end_s"),
                   "TCP throughput")
@@ -49,7 +49,7 @@ summarise_tcp_throughput <- function(flows, by) {
   per <- function(df, keys) {
     df |>
       dplyr::group_by(dplyr::across(dplyr::all_of(keys))) |>
-      dplyr::summarise(tcp_throughput_pps = mean(.data$pps), flows = dplyr::n(), .groups = "drop")
+      dplyr::summarise(tcp_throughput_pps = mean(.data$pps), n_flows = dplyr::n(), .groups = "drop")
   }
   dplyr::bind_rows(per(bulk, c(by, "group")), dplyr::mutate(per(bulk, by), group = NA_character_))
 }

@@ -21,7 +21,11 @@ test_that("per group and over every TCP flow, UDP flows left out", {
   out <- summarise_tcp_throughput(flows, c("series", "seed"))
   expect_equal(out$group, c("high", "low", NA))
   expect_equal(out$tcp_throughput_pps, c(40, 40, 40))
-  expect_equal(out$flows, c(1L, 2L, 3L))
+  expect_equal(out$n_flows, c(1L, 2L, 3L))
+  # a sweep variable named flows (cqaqm/tcp) is a run key, kept as it is
+  swept <- summarise_tcp_throughput(dplyr::mutate(flows, flows = 4L), c("series", "seed", "flows"))
+  expect_equal(swept$flows, c(4L, 4L, 4L))
+  expect_equal(nrow(swept), 3)
 })
 
 test_that("Gain and System Efficiency, worked by hand, are the paired ratios of the throughput", {
