@@ -277,7 +277,8 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     if (nrow(bulk) > 0) completion(NULL),
     purrr::map_dfr(sort(unique(bulk$group)), completion),
     purrr::map_dfr(sort(unique(flows$group)), group_goodput),
-    if (nrow(bulk) > 0) {
+    # packets per second needs the segment size (every trace has it; a hand-made table may not)
+    if (nrow(bulk) > 0 && "seg_bytes" %in% names(flows)) {
       longer(summarise_tcp_throughput(flows, by), c(tcp_throughput_pps = "tcp_throughput_pps"), "group")
     },
     class_metrics, udp_metrics, voip_metrics, asi_metrics, queue_metrics, sojourn_metrics, drop_metrics, ps_metrics
