@@ -29,7 +29,7 @@ mm1k_check <- function(rho, k) {
 #' length `bytes`: deterministic, or with exponential sizes the contract's
 #' 40 + Exp(bytes - 40) (docs/jobs.md): with c = 40 + framing and a = bytes -
 #' 40, E[(c + X)^2] = c^2 + 2 c a + 2 a^2 bytes^2, times (8 / C)^2 (the cap
-#' at 65,507 bytes is left out: e^-6.6 of the mass at a mean of 10,000).
+#' at 65,507 bytes is left out: 2e-4 of the second moment at a mean of 5,000).
 service_second_moment_s2 <- function(bytes, exponential, framing_bytes, capacity_bps) {
   scale <- 8 / capacity_bps
   c0 <- 40 + framing_bytes
