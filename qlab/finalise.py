@@ -16,6 +16,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from qlab import plan as plan_mod
 from qlab import traces
 
 UDP_APPS = ("cbr", "onoff", "voip", "poisson")
@@ -103,8 +104,18 @@ def check_raw(
                 )
             elif r["rx_packets"] > r["tx_packets"]:
                 problems.append(f"{where}: rx_packets exceeds tx_packets")
-            elif r["rx_bytes"] != r["rx_packets"] * payload:
+            elif "size_mean_bytes" not in f and r["rx_bytes"] != r["rx_packets"] * payload:
                 problems.append(f"{where}: rx_bytes != rx_packets * {payload} (the payload)")
+            elif "size_mean_bytes" in f and not (
+                r["rx_packets"] * (plan_mod.MIN_UDP_IP_BYTES - UDP_HEADER_BYTES)
+                <= r["rx_bytes"]
+                <= r["rx_packets"] * payload
+            ):
+                smallest = plan_mod.MIN_UDP_IP_BYTES - UDP_HEADER_BYTES
+                problems.append(
+                    f"{where}: rx_bytes is not rx_packets payloads of {smallest} to {payload} bytes "
+                    "(exponential sizes)"
+                )
             elif (r["rx_packets"] > 0) != (r["delay_max_ns"] is not None) or (r["delay_sum_ns"] is None) != (
                 r["delay_max_ns"] is None
             ):
@@ -175,6 +186,16 @@ def flow_rows(plan: dict[str, Any], facts: list[dict[str, Any]], end_ns: int) ->
             # generator (its tests check it against qlab.plan.poisson_times):
             # its goal is what it sent
             goal = f["packets"] * seg if "packets" in f else r["tx_packets"] * seg
+            if "size_mean_bytes" in f:
+                # exponential sizes: the payload of the first tx_packets
+                # lengths of its size stream (qlab.plan.exponential_sizes,
+                # which the runners' tests check); its segment the mean
+                # payload of what arrived (the datagrams whose one-way
+                # delays were summed), else of the distribution
+                sizes = plan_mod.exponential_sizes(f["size_mean_bytes"], f["pkt_bytes"], f["size_seed"])
+                goal = sum(next(sizes) - UDP_HEADER_BYTES for _ in range(r["tx_packets"]))
+                rx = r["rx_packets"]
+                seg = round(r["rx_bytes"] / rx) if rx else round(f["size_mean_bytes"]) - UDP_HEADER_BYTES
             stop = udp_stop_ns(f)
             # the sender stopped at `stop`; the flow is done once what was in
             # flight had udp_drain_ns to arrive

@@ -41,6 +41,9 @@ UDP_DEFAULTS: dict[str, dict[str, Any]] = {
     "voip": {"pkt_bytes": 200, "rate_bps": 80000, "on_s": 1.004, "off_s": 1.587},
 }
 UDP_FIELDS = ("pkt_bytes", "rate_bps", "on_s", "off_s", "stop_s", "onoff_dist", "pareto_shape")
+# The smallest UDP datagram a runner sends: IPv4 + UDP headers and the
+# 12-byte sequence number and send time the sink reads.
+MIN_UDP_IP_BYTES = 40
 # How onoff/voip periods are distributed: exponential (a two-state Markov
 # chain, the default) or Pareto (heavy-tailed talk spurts and pauses, as ns-2's
 # Application/Traffic/Pareto), each with the group's mean on_s / off_s.
@@ -208,8 +211,9 @@ def poisson_flow_rates(doc: dict[str, Any], where: str) -> dict[str, float]:
     """Each poisson group's mean datagrams per second per flow: from its
     rate_bps (a mean bit rate), or, with packet_share, its share of the
     packets of a Poisson stream that loads the dumbbell's bottleneck to
-    workload.poisson_load (lambda = load * C / (8 * sum(share * pkt_bytes)),
-    IP bytes; the queueing-theory parameterisation)."""
+    workload.poisson_load (lambda = load * C / (8 * sum(share * mean IP bytes)),
+    IP bytes: pkt_bytes, or size_mean_bytes for exponential sizes; the
+    queueing-theory parameterisation). A group with mmpp: its mean rate."""
     return _poisson_rates(doc, where)[0]
 
 
@@ -231,15 +235,60 @@ def _poisson_rates(doc: dict[str, Any], where: str) -> tuple[dict[str, float], f
                     "dumbbell topology (its bottleneck_rate_bps is the rate the load refers to)"
                 ]
             )
-        mean_bits = 8.0 * sum(s["packet_share"] * s["pkt_bytes"] for s in shared.values())
+        mean_bits = 8.0 * sum(s["packet_share"] * mean_ip_bytes(s) for s in shared.values())
         total = float(load) * float(capacity) / mean_bits
         for g, s in shared.items():
             if counts.get(g, 0) > 0:
                 rates[g] = total * s["packet_share"] / counts[g]
     for g, s in groups.items():
-        if g not in shared:
-            rates[g] = float(s["rate_bps"]) / (8.0 * s["pkt_bytes"])
+        if g in shared:
+            continue
+        if "mmpp" in s:
+            rates[g] = 1.0 / mmpp_mean_interval_s(s["mmpp"])
+        else:
+            rates[g] = float(s["rate_bps"]) / (8.0 * mean_ip_bytes(s))
     return rates, total
+
+
+def mean_ip_bytes(spec: dict[str, Any]) -> float:
+    """A poisson group's mean IP length: size_mean_bytes (exponential sizes), else pkt_bytes."""
+    return float(spec.get("size_mean_bytes", spec["pkt_bytes"]))
+
+
+def mmpp_sojourn_s(mmpp: dict[str, Any]) -> list[float]:
+    """The mean time a Markov-modulated source spends in each state. The
+    scenario gives each state's mean gap between datagrams and the
+    probability of leaving the state after each datagram (cqaqm's bursty
+    source: 460 us / 0.011 and 46 ms / 0.091): a geometric number of
+    exponential gaps, whose sum is exponential with mean gap / probability,
+    so the chain is drawn in time, state by state (docs/jobs.md)."""
+    return [float(g) / float(p) for g, p in zip(mmpp["intervals_s"], mmpp["leave_prob"], strict=True)]
+
+
+def mmpp_mean_interval_s(mmpp: dict[str, Any]) -> float:
+    """The long-run mean gap of a Markov-modulated source: time over datagrams per cycle of its states."""
+    sojourn = mmpp_sojourn_s(mmpp)
+    datagrams = sum(1.0 / float(p) for p in mmpp["leave_prob"])
+    return sum(sojourn) / datagrams
+
+
+def mmpp_periods(mmpp: dict[str, Any], start: float, stop: float, rng: random.Random) -> list[list[float]]:
+    """A Markov-modulated source's states from start to stop: [start_s,
+    end_s, mean_gap_s] per state visit, back to back, the first state drawn
+    from the chain's stationary distribution (time shares), each sojourn
+    exponential (mmpp_sojourn_s)."""
+    gaps = [float(g) for g in mmpp["intervals_s"]]
+    sojourn = mmpp_sojourn_s(mmpp)
+    state = 0 if rng.random() < sojourn[0] / sum(sojourn) else 1
+    periods = []
+    t = start
+    while t < stop:
+        end = min(t + rng.expovariate(1.0 / sojourn[state]), stop)
+        if round(end, 9) > round(t, 9):
+            periods.append([round(t, 9), round(end, 9), gaps[state]])
+        t = end
+        state = 1 - state
+    return periods
 
 
 def poisson_stop_s(doc: dict[str, Any], spec: dict[str, Any], start_s: float, where: str) -> float:
@@ -291,11 +340,23 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
                 )
             if app == POISSON:
                 stop = min(poisson_stop_s(doc, spec, flow["start_s"], where), float(doc["duration_s"]))
-                flow.update(
-                    pkt_bytes=spec["pkt_bytes"],
-                    mean_interval_s=1.0 / poisson_rates[group],
-                    on_periods=[[flow["start_s"], stop]] if stop > flow["start_s"] else [],
-                )
+                flow.update(pkt_bytes=spec["pkt_bytes"])
+                if "size_mean_bytes" in spec:
+                    flow["size_mean_bytes"] = spec["size_mean_bytes"]
+                if "mmpp" in spec:
+                    # its own stream, as the on/off draws
+                    states = mmpp_periods(
+                        spec["mmpp"], flow["start_s"], stop, random.Random(f"{seed}/mmpp/{flow['flow_id']}")
+                    )
+                    flow.update(
+                        on_periods=[[a, b] for a, b, _ in states],
+                        period_mean_intervals_s=[g for _, _, g in states],
+                    )
+                else:
+                    flow.update(
+                        mean_interval_s=1.0 / poisson_rates[group],
+                        on_periods=[[flow["start_s"], stop]] if stop > flow["start_s"] else [],
+                    )
             elif app in UDP_DEFAULTS:
                 udp = {**UDP_DEFAULTS[app], **{k: spec[k] for k in UDP_FIELDS if k in spec}}
                 # Each flow's on/off draws have their own stream, so adding a
@@ -325,10 +386,11 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
     return flows
 
 
-def poisson_seed(seed: int, flow_id: int) -> int:
+def poisson_seed(seed: int, flow_id: int, stream: str = "poisson") -> int:
     """A poisson flow's generator seed: 64 bits of SHA-256 of the run's seed
-    and the flow id, so each flow has its own stream."""
-    digest = hashlib.sha256(f"{seed}/poisson/{flow_id}".encode()).digest()
+    and the flow id, so each flow has its own stream (`stream` "size": the
+    seed of its datagram sizes)."""
+    digest = hashlib.sha256(f"{seed}/{stream}/{flow_id}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
 
 
@@ -336,27 +398,50 @@ _SPLITMIX_GAMMA = 0x9E3779B97F4A7C15
 _MASK64 = (1 << 64) - 1
 
 
-def poisson_times(mean_interval_ns: float, seed: int, periods_ns: list[list[int]]):
+def _splitmix_uniforms(seed: int):
+    """u = (x >> 11) * 2^-53 of the core's splitmix64 stream (qcore_rng) from `seed`."""
+    state = seed & _MASK64
+    while True:
+        state = (state + _SPLITMIX_GAMMA) & _MASK64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        z ^= z >> 31
+        yield (z >> 11) * 2.0**-53
+
+
+def poisson_times(mean_interval_ns: float | list[float], seed: int, periods_ns: list[list[int]]):
     """The send times of a poisson flow (docs/jobs.md), the reference every
     runner's generator is tested against: in each on-period [s, e), at
     s + g1, s + g1 + g2, ... while before e; the gaps from one splitmix64
     stream seeded with poisson_seed, u = (x >> 11) * 2^-53, gap =
-    floor(-log1p(-u) * mean + 0.5) ns; a draw that lands at or past a
-    period's end is spent. A generator: a long run sends millions."""
-    state = seed & _MASK64
-    for start, end in periods_ns:
+    floor(-log1p(-u) * mean + 0.5) ns, with the flow's mean_interval_ns or
+    the period's own (a list: period_mean_intervals_ns, a Markov-modulated
+    source); a draw that lands at or past a period's end is spent. A
+    generator: a long run sends millions."""
+    uniforms = _splitmix_uniforms(seed)
+    means = mean_interval_ns if isinstance(mean_interval_ns, list) else [mean_interval_ns] * len(periods_ns)
+    for (start, end), mean in zip(periods_ns, means, strict=True):
         t = start
         while True:
-            state = (state + _SPLITMIX_GAMMA) & _MASK64
-            z = state
-            z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-            z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-            z ^= z >> 31
-            u = (z >> 11) * 2.0**-53
-            t += math.floor(-math.log1p(-u) * mean_interval_ns + 0.5)
+            t += math.floor(-math.log1p(-next(uniforms)) * mean + 0.5)
             if t >= end:
                 break
             yield t
+
+
+def exponential_sizes(size_mean_bytes: float, max_bytes: int, seed: int):
+    """The IP lengths of a poisson flow with size_mean_bytes (docs/jobs.md),
+    datagram by datagram, the reference every runner is tested against:
+    40 + floor(-log1p(-u) * (size_mean_bytes - 40) + 0.5), at most
+    max_bytes (the flow's pkt_bytes), u from the splitmix64 stream seeded
+    with size_seed: an exponential length shifted by the smallest datagram,
+    so its mean is size_mean_bytes (up to the cap)."""
+    for u in _splitmix_uniforms(seed):
+        yield min(
+            max_bytes,
+            MIN_UDP_IP_BYTES + math.floor(-math.log1p(-u) * (size_mean_bytes - MIN_UDP_IP_BYTES) + 0.5),
+        )
 
 
 def udp_interval_ns(pkt_bytes: int, rate_bps: int) -> int:
@@ -484,12 +569,17 @@ def build_workload(doc: dict[str, Any], seed: int, where: str) -> dict[str, Any]
             "start_ns": ns(f["start_s"]),
         }
         if f["app"] == POISSON:
-            flow.update(
-                pkt_bytes=f["pkt_bytes"],
-                mean_interval_ns=round(f["mean_interval_s"] * 1e9, 3),
-                poisson_seed=poisson_seed(seed, f["flow_id"]),
-                on_periods_ns=[[ns(a), ns(b)] for a, b in f["on_periods"]],
-            )
+            flow.update(pkt_bytes=f["pkt_bytes"], poisson_seed=poisson_seed(seed, f["flow_id"]))
+            if "period_mean_intervals_s" in f:
+                flow["period_mean_intervals_ns"] = [round(g * 1e9, 3) for g in f["period_mean_intervals_s"]]
+            else:
+                flow["mean_interval_ns"] = round(f["mean_interval_s"] * 1e9, 3)
+            flow["on_periods_ns"] = [[ns(a), ns(b)] for a, b in f["on_periods"]]
+            if "size_mean_bytes" in f:
+                flow.update(
+                    size_mean_bytes=float(f["size_mean_bytes"]),
+                    size_seed=poisson_seed(seed, f["flow_id"], "size"),
+                )
         elif f["app"] in UDP_APPS:
             interval = udp_interval_ns(f["pkt_bytes"], int(f["rate_bps"]))
             periods = [[ns(a), ns(b)] for a, b in f["on_periods"]]
@@ -874,6 +964,8 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
             mtus = [links[lid]["mtu_bytes"] for _, lid in adj.get(f["src"], [])] or [WIRELESS_MTU]
             if f["pkt_bytes"] > min(mtus):
                 out.append(f"{where}.pkt_bytes: larger than the link MTU")
+            if f["app"] == POISSON:
+                out += _poisson_problems(f, where)
             if f["app"] in GRID_APPS and f["interval_ns"] != udp_interval_ns(f["pkt_bytes"], f["rate_bps"]):
                 out.append(
                     f"{where}.interval_ns: expected {udp_interval_ns(f['pkt_bytes'], f['rate_bps'])} "
@@ -914,6 +1006,25 @@ def semantic_problems(plan: dict[str, Any]) -> list[str]:
             out.append(f"trace.queues[{i}]: no queue {q!r} (LINK:NODE)")
         elif link["queues"][node]["kind"] == core.LOSSLESS:
             out.append(f"trace.queues[{i}]: {q} is a lossless queue; only disciplines are traced")
+    return out
+
+
+def _poisson_problems(f: dict[str, Any], where: str) -> list[str]:
+    """What a schema cannot say about a poisson flow: one mean gap per
+    period, and a mean datagram size the cap leaves room for."""
+    out = []
+    if "period_mean_intervals_ns" in f and len(f["period_mean_intervals_ns"]) != len(f["on_periods_ns"]):
+        out.append(
+            f"{where}.period_mean_intervals_ns: expected one per on-period "
+            f"({len(f['on_periods_ns'])}), got {len(f['period_mean_intervals_ns'])}"
+        )
+    if ("size_mean_bytes" in f) != ("size_seed" in f):
+        out.append(f"{where}: size_mean_bytes and size_seed go together (exponential datagram sizes)")
+    if "size_mean_bytes" in f and not MIN_UDP_IP_BYTES < f["size_mean_bytes"] <= f["pkt_bytes"]:
+        out.append(
+            f"{where}.size_mean_bytes: expected more than {MIN_UDP_IP_BYTES} and at most pkt_bytes "
+            f"({f['pkt_bytes']}), got {f['size_mean_bytes']}"
+        )
     return out
 
 

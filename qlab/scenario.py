@@ -545,9 +545,20 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
             # on/off sources may shape their periods as Pareto (pareto_shape)
             "onoff": (*BULK_FIELDS, *(f for f in WEB_FIELDS if f != "pareto_shape")),
             "voip": (*BULK_FIELDS, *(f for f in WEB_FIELDS if f != "pareto_shape")),
+            # exponentially distributed datagram sizes (size_mean_bytes)
+            "poisson": (*BULK_FIELDS, *ONOFF_FIELDS, *(f for f in WEB_FIELDS if f != "size_mean_bytes")),
         }.get(app, (*BULK_FIELDS, *ONOFF_FIELDS, *WEB_FIELDS))
         for key in sorted(set(spec) & set(wrong)):
             out.append((f"workload.groups.{g}.{key}", f"not a field of app {app}"))
+        size_mean = spec.get("size_mean_bytes")
+        if app == "poisson" and size_mean is not None and not 40 < size_mean <= spec["pkt_bytes"]:
+            out.append(
+                (
+                    f"workload.groups.{g}.size_mean_bytes",
+                    "expected more than 40 (the smallest datagram) and at most pkt_bytes "
+                    f"({spec['pkt_bytes']}), got {size_mean}",
+                )
+            )
         if app in ("onoff", "voip") and "pareto_shape" in spec and spec.get("onoff_dist") != "pareto":
             out.append(
                 (

@@ -245,7 +245,7 @@ plot_item <- function(ctx, id) {
     return(plot_metric_vs_x_by_backend(table, item$x_label, item$y_label, item$y_scale %||% 1))
   }
   switch(item$kind,
-    metric_vs_x = plot_metric_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1),
+    metric_vs_x = plot_metric_vs_x(table, item$x_label, item$y_label, item$y_scale %||% 1, item_metric_labels(item)),
     backend_ratio_vs_x = plot_paired_ratio_vs_x(table, item$x_label, item$y_label, item_metric_labels(item)),
     tasks_over_time = plot_tasks_over_time(table, item$x_label, item$y_label),
     tcp_worst_flow = plot_tcp_worst_flow(table, item$x_label),

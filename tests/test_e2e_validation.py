@@ -9,6 +9,7 @@ import csv
 import shutil
 
 import pytest
+import yaml
 
 from qlab import paths, traces
 
@@ -30,13 +31,15 @@ def run(tmp_path_factory):
 def test_every_validation_job_passes_the_validator(run):
     dirs = sorted(p.parent for p in (run / "results" / "validation").rglob("seed-*/run.json"))
     # 2 seeds x 2 series x mg1 at u = 0.5 and 0.9
-    assert len(dirs) == 8
+    assert len([d for d in dirs if "/validation/mg1/" in str(d)]) == 8
     for d in dirs:
         assert traces.check_dir(d) == [], d
         header, rows = traces.read_csv_gz(d / "flows.csv.gz")
         flows = [dict(zip(header, r, strict=True)) for r in rows]
         assert {f["app"] for f in flows} == {"poisson"}
-        assert all(f["lost_packets"] == "0" and int(f["rx_packets"]) > 0 for f in flows)
+        assert all(int(f["rx_packets"]) > 0 for f in flows)
+        if "/mm1k/" not in str(d):  # the finite buffer (M/M/1/K) loses packets by design
+            assert all(f["lost_packets"] == "0" for f in flows), d
 
 
 def test_figure_data_holds_simulation_and_closed_forms(run):
@@ -64,9 +67,11 @@ def test_validation_page_shows_the_figure_and_every_verdict(run):
     page = parse(run / "site" / "validation.html")
     text = " ".join(page.text)
     assert "M/G/1" in text and "No results" not in text
-    assert len(page.imgs) == 2  # the waits and their ratios to the closed forms
+    items = yaml.safe_load((REPO / "analysis/papers/validation.yaml").read_text())["items"]
+    assert len(page.imgs) == len(items)  # every item is a figure (M/G/1 waits and ratios, M/D/1, M/M/1, M/M/1/K)
     claims = [t for t in page.tables if t and any(c.lower() == "verdict" for c in t[0])]
     rows = [row for t in claims for row in t[1:]]
-    assert len(rows) == 4, rows  # every claim of analysis/claims/validation.yaml
+    listed = yaml.safe_load((REPO / "analysis/claims/validation.yaml").read_text())["claims"]
+    assert len(rows) == len(listed), rows  # every claim of analysis/claims/validation.yaml
     col = [c.lower() for c in claims[0][0]].index("verdict")
     assert {row[col] for row in rows} <= {"reproduced", "partly", "inconclusive", "not reproduced"}

@@ -98,7 +98,8 @@ check_item <- function(item, where) {
   if (!item$kind %in% item_kinds) {
     stop(sprintf("%s: kind must be one of %s (found %s)", where, paste(item_kinds, collapse = ", "), item$kind))
   }
-  missing <- setdiff(item_kind_fields[[item$kind]], names(item))
+  # a list of `metrics` stands for one `metric` (a panel each in metric_vs_x)
+  missing <- setdiff(item_kind_fields[[item$kind]], c(names(item), if (!is.null(item$metrics)) "metric"))
   if (length(missing) > 0) {
     stop(sprintf("%s: an item of kind %s must give %s", where, item$kind, paste0("`", missing, "`", collapse = ", ")))
   }

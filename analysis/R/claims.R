@@ -35,7 +35,8 @@
 # Beside the kind, a claim may give
 #   same_as        the id of a claim that tests the same sentence the same way: this entry
 #                  shows that verdict and is counted once (summaries count the referenced one)
-#   requires       {metric, <keys>, series, min}: a demonstration's defining rule must have fired
+#   requires       {metric, <keys>, series, min, at}: a demonstration's defining rule must have fired
+#                  (in every run the claim is tested on: at the comparison's `at`, or the requires' own)
 #                  (the metric ≥ min, default 1, in every run of those series), else "not reproduced"
 #   times_s        with metric tasks_completed: the times t at which tasks completed by t are compared
 #   bins           with metric useful_bps (per bin of sessions, not per run): {group, edges, deadline_s},
@@ -437,9 +438,11 @@ check_rule_fired <- function(claim, data) {
   selector <- metric_selector(needed[intersect(c("metric", metric_key_columns), names(needed))], claim$id)
   series <- unlist(needed$series)
   minimum <- needed$min %||% 1
-  rows <- select_metric_rows(data$metrics, selector, sprintf("claim %s: requires", claim$id)) |>
+  # the runs the claim is tested on: at its point, when it names one
+  metrics <- filter_at_point(data$metrics, needed$at %||% claim$comparison$at)
+  rows <- select_metric_rows(metrics, selector, sprintf("claim %s: requires", claim$id)) |>
     dplyr::filter(.data$series %in% .env$series)
-  runs <- data$metrics |>
+  runs <- metrics |>
     dplyr::filter(.data$series %in% .env$series) |>
     dplyr::distinct(dplyr::across(dplyr::all_of(run_key_columns)))
   fired <- dplyr::left_join(runs, rows[c(run_key_columns, "value")], by = run_key_columns)

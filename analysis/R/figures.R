@@ -14,8 +14,16 @@ series_palette <- function(series) {
 #'
 #' @param summary Rows of one figure (and one backend) from analyze-paper.R.
 #' @param y_scale Multiplier for the y values (e.g. 1e-6 for Mb/s).
-plot_metric_vs_x <- function(summary, x_label, y_label, y_scale = 1) {
+#' @param labels With several metrics (`selector`), their panel titles (one
+#'   panel per metric, free y scales); NULL: one panel.
+plot_metric_vs_x <- function(summary, x_label, y_label, y_scale = 1, labels = NULL) {
   require_columns(summary, c("series", "x", "mean", "ci_lo", "ci_hi"), "plot metric vs x")
+  if (!is.null(labels) && "selector" %in% names(summary) && length(unique(summary$selector)) > 1) {
+    summary$panel <- factor(selector_labels(summary, labels), levels = unique(selector_labels(
+      dplyr::arrange(summary, .data$selector), labels)))
+    return(plot_metric_vs_x(summary, x_label, y_label, y_scale) +
+             ggplot2::facet_wrap(ggplot2::vars(.data$panel), scales = "free_y", ncol = 2))
+  }
   dodge <- ggplot2::position_dodge(width = 0.02 * diff(range(summary$x, 1)))
   ggplot2::ggplot(summary, ggplot2::aes(x = .data$x, y = .data$mean * y_scale, colour = .data$series)) +
     ggplot2::geom_line(position = dodge) +

@@ -15,8 +15,9 @@
 #' @param scenario A resolved validation scenario (scenario.json).
 #' @param u The sweep value of `workload.poisson_load`.
 #' @param framing_bytes `link_framing_bytes` of the backend.
-#' @return tibble group, pkt_bytes, lambda_per_s, service_s, ordered by
-#'   pkt_bytes (smaller first).
+#' @return tibble group, pkt_bytes (a group's mean with exponential sizes),
+#'   lambda_per_s, service_s (mean), second_moment_s2, ordered by pkt_bytes
+#'   (smaller first).
 validation_poisson_classes <- function(scenario, u, framing_bytes) {
   capacity <- as.numeric(scenario$topology$bottleneck_rate_bps %||% NA)
   groups <- purrr::keep(scenario$workload$groups, function(g) identical(g$app, "poisson") && !is.null(g$packet_share))
@@ -25,17 +26,20 @@ validation_poisson_classes <- function(scenario, u, framing_bytes) {
   }
   if (length(u) != 1 || !is.finite(u) || u <= 0) stop("validation: u must be one positive load")
   share <- vapply(groups, function(g) as.numeric(g$packet_share), numeric(1))
-  bytes <- vapply(groups, function(g) as.numeric(g$pkt_bytes), numeric(1))
+  # a group with exponential sizes (size_mean_bytes) loads the link with its mean
+  bytes <- vapply(groups, function(g) as.numeric(g$size_mean_bytes %||% g$pkt_bytes), numeric(1))
+  exponential <- vapply(groups, function(g) !is.null(g$size_mean_bytes), logical(1))
   lambda <- u * capacity / (8 * sum(share * bytes))
   tibble::tibble(group = names(groups), pkt_bytes = unname(bytes), lambda_per_s = unname(lambda * share),
-                 service_s = unname(8 * (bytes + framing_bytes) / capacity)) |>
+                 service_s = unname(8 * (bytes + framing_bytes) / capacity),
+                 second_moment_s2 = unname(service_second_moment_s2(bytes, exponential, framing_bytes, capacity))) |>
     dplyr::arrange(.data$pkt_bytes)
 }
 
 #' The closed forms by name: each maps the classes (validation_poisson_classes)
 #' and the series' discipline to each group's mean waiting time (seconds).
 validation_models <- function() {
-  list(
+  c(queue_validation_models(), list(
     mg1_fifo = list(
       label = "Pollaczek-Khinchine (FIFO M/G/1)",
       wait = function(classes, series) {
@@ -60,7 +64,7 @@ validation_models <- function() {
         w <- mg1_priority_waiting_s(classes$lambda_per_s[order], classes$service_s[order], classes$service_s[order]^2)
         w[1, match(seq_along(order), order)]
       })
-  )
+  ))
 }
 
 #' One closed form's mean waiting time of a group at load u.

@@ -285,6 +285,13 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_class_asi(valid_only(results$packets), flows, by, warmup_s), c(asi_system = "asi")))
     }
+    rate_bps <- results$scenario$topology$bottleneck_rate_bps
+    if (all(c("len_bytes", "flow_id") %in% names(results$packets)) && !is.null(rate_bps)) {
+      # loss and delay per traffic group at a dumbbell's traced queue (cqaqm)
+      drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
+        summarise_group_queue(valid_only(results$packets), flows, by, as.numeric(rate_bps), warmup_s),
+        c(queue_loss_ratio = "queue_loss_ratio", queue_delay_mean_s = "queue_delay_mean_s"), c("queue", "group")))
+    }
     if ("len_bytes" %in% names(results$packets)) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_useful_50ms(valid_only(results$packets), by, results$runs, warmup_s),
@@ -321,6 +328,10 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     if (nrow(bulk) > 0) completion(NULL),
     purrr::map_dfr(sort(unique(bulk$group)), completion),
     purrr::map_dfr(sort(unique(flows$group)), group_goodput),
+    # packets per second needs the segment size (every trace has it; a hand-made table may not)
+    if (nrow(bulk) > 0 && "seg_bytes" %in% names(flows)) {
+      longer(summarise_tcp_throughput(flows, by), c(tcp_throughput_pps = "tcp_throughput_pps"), "group")
+    },
     class_metrics, udp_metrics, voip_metrics, asi_metrics, queue_metrics, sojourn_metrics, drop_metrics, ps_metrics
   ) |>
     with_metric_keys() |>

@@ -479,7 +479,15 @@ Network::InstallApplications()
                           f.tos);
             if (f.poisson)
             {
-                sender->SetPoisson(f.meanIntervalNs, f.poissonSeed);
+                // one mean gap per period: the flow's, or each state's (Markov-modulated)
+                sender->SetPoisson(f.periodMeanIntervalsNs.empty()
+                                       ? std::vector<double>(f.onPeriodsNs.size(), f.meanIntervalNs)
+                                       : f.periodMeanIntervalsNs,
+                                   f.poissonSeed);
+                if (f.sizeMeanBytes > 0)
+                {
+                    sender->SetExponentialSizes(f.sizeMeanBytes, f.sizeSeed);
+                }
             }
             src->AddApplication(sender);
             sender->SetStartTime(NanoSeconds(f.startNs));

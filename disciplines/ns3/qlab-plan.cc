@@ -872,14 +872,45 @@ ParseFlows(const json& doc, Plan& plan, const std::unordered_map<std::string, ui
             spec.pktBytes = Uint(f, path, "pkt_bytes", kMinUdpIpBytes, kMaxUdpIpBytes);
             if (spec.poisson)
             {
-                const json& mean = Field(f, path, "mean_interval_ns");
-                if (!mean.is_number() || !(mean.get<double>() >= 1.0) ||
-                    !std::isfinite(mean.get<double>()))
+                auto meanGap = [](const json& mean, const std::string& where) {
+                    if (!mean.is_number() || !(mean.get<double>() >= 1.0) ||
+                        !std::isfinite(mean.get<double>()))
+                    {
+                        throw PlanError(where + ": expected a number >= 1");
+                    }
+                    return mean.get<double>();
+                };
+                if (f.contains("period_mean_intervals_ns") == f.contains("mean_interval_ns"))
                 {
-                    throw PlanError(path + ".mean_interval_ns: expected a number >= 1");
+                    throw PlanError(path +
+                                    ": expected exactly one of mean_interval_ns and period_mean_intervals_ns");
                 }
-                spec.meanIntervalNs = mean.get<double>();
+                if (f.contains("mean_interval_ns"))
+                {
+                    spec.meanIntervalNs = meanGap(f["mean_interval_ns"], Join(path, "mean_interval_ns"));
+                }
+                else
+                {
+                    const json& gaps = Array(f, path, "period_mean_intervals_ns");
+                    for (std::size_t k = 0; k < gaps.size(); k++)
+                    {
+                        spec.periodMeanIntervalsNs.push_back(
+                            meanGap(gaps[k], Index(Join(path, "period_mean_intervals_ns"), k)));
+                    }
+                }
                 spec.poissonSeed = Uint(f, path, "poisson_seed", 0, UINT64_MAX);
+                if (f.contains("size_mean_bytes"))
+                {
+                    const json& mean = f["size_mean_bytes"];
+                    if (!mean.is_number() || !(mean.get<double>() > kMinUdpIpBytes) ||
+                        !(mean.get<double>() <= spec.pktBytes))
+                    {
+                        throw PlanError(path + ".size_mean_bytes: expected a number above " +
+                                        std::to_string(kMinUdpIpBytes) + " and at most pkt_bytes");
+                    }
+                    spec.sizeMeanBytes = mean.get<double>();
+                    spec.sizeSeed = Uint(f, path, "size_seed", 0, UINT64_MAX);
+                }
             }
             else
             {
@@ -904,6 +935,11 @@ ParseFlows(const json& doc, Plan& plan, const std::unordered_map<std::string, ui
                 }
                 spec.onPeriodsNs.emplace_back(start, end);
                 last = end;
+            }
+            if (!spec.periodMeanIntervalsNs.empty() &&
+                spec.periodMeanIntervalsNs.size() != spec.onPeriodsNs.size())
+            {
+                throw PlanError(path + ".period_mean_intervals_ns: expected one per on-period");
             }
         }
         plan.flows.push_back(std::move(spec));

@@ -133,6 +133,10 @@ struct FlowSpec
     int64_t intervalNs = 0;      //!< cbr, onoff, voip
     double meanIntervalNs = 0;   //!< poisson: mean time between datagrams
     uint64_t poissonSeed = 0;    //!< poisson: the stream's splitmix64 seed
+    /// poisson: each on-period's own mean gap (a Markov-modulated source); empty: meanIntervalNs for all
+    std::vector<double> periodMeanIntervalsNs;
+    double sizeMeanBytes = 0; //!< poisson: mean IP length of exponential sizes; 0: every datagram pktBytes
+    uint64_t sizeSeed = 0;    //!< poisson with sizeMeanBytes: the sizes' splitmix64 seed
     std::vector<std::pair<int64_t, int64_t>> onPeriodsNs; //!< [start, end), sorted, disjoint
 
     /// UDP: when the sender stops (the end of its last on-period, or its start).

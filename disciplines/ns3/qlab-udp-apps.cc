@@ -25,12 +25,26 @@ NS_OBJECT_ENSURE_REGISTERED(QlabUdpSink);
 
 // ------------------------------------------------------- poisson stream
 
-int64_t
-QlabPoissonStream::NextGapNs()
+double
+QlabPoissonStream::NextExponential()
 {
     const uint64_t z = qcore_rng_u64(&m_rng);
     const double u = static_cast<double>(z >> 11) * 0x1.0p-53; // [0, 1)
-    return static_cast<int64_t>(std::floor(-std::log1p(-u) * m_meanNs + 0.5));
+    return -std::log1p(-u);
+}
+
+int64_t
+QlabPoissonStream::NextGapNs(double meanNs)
+{
+    return static_cast<int64_t>(std::floor(NextExponential() * meanNs + 0.5));
+}
+
+uint32_t
+QlabPoissonStream::NextSizeBytes(double meanBytes, uint32_t minBytes, uint32_t maxBytes)
+{
+    const double extra = std::floor(NextExponential() * (meanBytes - minBytes) + 0.5);
+    return extra >= static_cast<double>(maxBytes - minBytes) ? maxBytes
+                                                              : minBytes + static_cast<uint32_t>(extra);
 }
 
 // ---------------------------------------------------------------- sender
@@ -50,7 +64,8 @@ QlabUdpSender::QlabUdpSender()
       m_ipBytes(kMinIpBytes),
       m_intervalNs(1),
       m_tos(0),
-      m_txPackets(0)
+      m_txPackets(0),
+      m_sizeMeanBytes(0)
 {
 }
 
@@ -82,10 +97,26 @@ QlabUdpSender::Setup(const Address& peer,
 }
 
 void
-QlabUdpSender::SetPoisson(double meanIntervalNs, uint64_t seed)
+QlabUdpSender::SetPoisson(std::vector<double> meanIntervalsNs, uint64_t seed)
 {
-    NS_ABORT_MSG_IF(!(meanIntervalNs >= 1.0), "QlabUdpSender: the mean interval must be >= 1 ns");
-    m_poisson = std::make_unique<QlabPoissonStream>(meanIntervalNs, seed);
+    NS_ABORT_MSG_IF(meanIntervalsNs.size() != m_onPeriods.size(),
+                    "QlabUdpSender: one mean interval per on-period");
+    for (double mean : meanIntervalsNs)
+    {
+        NS_ABORT_MSG_IF(!(mean >= 1.0), "QlabUdpSender: the mean intervals must be >= 1 ns");
+    }
+    m_poisson = std::make_unique<QlabPoissonStream>(seed);
+    m_periodMeansNs = std::move(meanIntervalsNs);
+}
+
+void
+QlabUdpSender::SetExponentialSizes(double meanBytes, uint64_t seed)
+{
+    NS_ABORT_MSG_IF(!(meanBytes > kMinIpBytes) || !(meanBytes <= m_ipBytes),
+                    "QlabUdpSender: the mean size must be above " << kMinIpBytes
+                                                                  << " bytes and at most the largest");
+    m_sizes = std::make_unique<QlabPoissonStream>(seed);
+    m_sizeMeanBytes = meanBytes;
 }
 
 void
@@ -94,14 +125,14 @@ QlabUdpSender::SchedulePoisson(std::size_t period, int64_t fromNs)
     // fromNs: the last send in `period`, or the period's start.  A draw
     // that lands at or past a period's end is spent; the next period's
     // first gap counts from its start.
-    int64_t t = fromNs + m_poisson->NextGapNs();
+    int64_t t = fromNs + m_poisson->NextGapNs(m_periodMeansNs[period]);
     while (t >= m_onPeriods[period].second)
     {
         if (++period == m_onPeriods.size())
         {
             return;
         }
-        t = m_onPeriods[period].first + m_poisson->NextGapNs();
+        t = m_onPeriods[period].first + m_poisson->NextGapNs(m_periodMeansNs[period]);
     }
     m_next = Simulator::Schedule(NanoSeconds(t) - Simulator::Now(),
                                  &QlabUdpSender::SendAt,
@@ -162,8 +193,9 @@ QlabUdpSender::SendAt(std::size_t period, uint64_t k)
 {
     SeqTsHeader header; // stamps Simulator::Now()
     header.SetSeq(static_cast<uint32_t>(m_txPackets));
-    Ptr<Packet> packet =
-        Create<Packet>(m_ipBytes - kHeaderBytes - header.GetSerializedSize());
+    const uint32_t ipBytes =
+        m_sizes ? m_sizes->NextSizeBytes(m_sizeMeanBytes, kMinIpBytes, m_ipBytes) : m_ipBytes;
+    Ptr<Packet> packet = Create<Packet>(ipBytes - kHeaderBytes - header.GetSerializedSize());
     packet->AddHeader(header);
     m_socket->Send(packet);
     m_txPackets++;

@@ -42,18 +42,24 @@ namespace ns3
 class QlabPoissonStream
 {
   public:
-    QlabPoissonStream(double meanNs, uint64_t seed)
-        : m_meanNs(meanNs)
+    explicit QlabPoissonStream(uint64_t seed)
     {
         qcore_rng_seed(&m_rng, seed);
     }
 
-    /// The next gap, integer ns (>= 0).
-    int64_t NextGapNs();
+    /// The next gap of mean meanNs, integer ns (>= 0).
+    int64_t NextGapNs(double meanNs);
+
+    /**
+     * The next exponential IP length (docs/jobs.md, size_mean_bytes;
+     * qlab.plan.exponential_sizes is the reference): minBytes +
+     * floor(-log1p(-u) * (meanBytes - minBytes) + 0.5), at most maxBytes.
+     */
+    uint32_t NextSizeBytes(double meanBytes, uint32_t minBytes, uint32_t maxBytes);
 
   private:
-    double m_meanNs;
-    struct qcore_rng m_rng; //!< the core's SplitMix64
+    double NextExponential(); //!< -log1p(-u), u = (x >> 11) * 2^-53
+    struct qcore_rng m_rng;   //!< the core's SplitMix64
 };
 
 /**
@@ -92,10 +98,19 @@ class QlabUdpSender : public Application
     /**
      * Send at Poisson times instead of every intervalNs (app `poisson`): in
      * each on-period [s, e), at s + g1, s + g1 + g2, ... while before e,
-     * the gaps from QlabPoissonStream(meanIntervalNs, seed), one stream
-     * across the periods.  Call after Setup (whose intervalNs is unused).
+     * the gaps from QlabPoissonStream(seed), one stream across the periods,
+     * of mean meanIntervalsNs[k] in period k (one per period: the same for
+     * a plain Poisson source, its state's for a Markov-modulated one).
+     * Call after Setup (whose intervalNs is unused).
      */
-    void SetPoisson(double meanIntervalNs, uint64_t seed);
+    void SetPoisson(std::vector<double> meanIntervalsNs, uint64_t seed);
+
+    /**
+     * Exponential datagram sizes (size_mean_bytes): each datagram's IP
+     * length from QlabPoissonStream(seed).NextSizeBytes(meanBytes,
+     * kMinIpBytes, ipBytes of Setup), in the order they are sent.
+     */
+    void SetExponentialSizes(double meanBytes, uint64_t seed);
 
     /// \return datagrams handed to the socket so far
     uint64_t GetTxPackets() const;
@@ -120,6 +135,9 @@ class QlabUdpSender : public Application
     EventId m_next;
     uint64_t m_txPackets;
     std::unique_ptr<QlabPoissonStream> m_poisson; //!< null unless app poisson
+    std::vector<double> m_periodMeansNs;          //!< poisson: each period's mean gap
+    std::unique_ptr<QlabPoissonStream> m_sizes;   //!< null unless exponential sizes
+    double m_sizeMeanBytes;
 };
 
 /**

@@ -291,6 +291,14 @@ test_that("a demonstration whose rule never fired is not reproduced", {
   outcome <- evaluate_claims(list(claim), quiet)
   expect_equal(outcome$verdict, "not reproduced")
   expect_match(outcome$ours, "the defining rule did not fire in 15 of 15 runs")
+  # a claim tested at one point needs the rule there only: it fired at the last flow count alone
+  last <- max(rows$flows)
+  at_last <- quiet
+  at_last$`test/flows`$metrics$value[at_last$`test/flows`$metrics$metric == "dropped_pkts" &
+                                       at_last$`test/flows`$metrics$flows == last] <- 3
+  expect_equal(evaluate_claims(list(claim), at_last)$verdict, "not reproduced")
+  claim$comparison$at <- stats::setNames(list(last), "flows")
+  expect_equal(evaluate_claims(list(claim), at_last)$verdict, "reproduced")
 })
 
 test_that("a trend is judged per series with Holm across them", {

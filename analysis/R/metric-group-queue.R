@@ -1,0 +1,58 @@
+# Loss and delay of each traffic class at the traced queue (cqaqm §IV, "as
+# seen by the arriving packets"): a class is a traffic group, one (P-L, QoS)
+# pair of one application. "Loss ... the number of packets discarded by the
+# queue management divided by the total number of packets offered to the
+# queue management"; "Delay ... the time the packet completed service within
+# the packet scheduler, including any necessary queuing delays, minus the
+# time the packet was received by the scheduler": the packet's sojourn in
+# the discipline plus its own transmission at the link's rate. Propagation
+# is not included, as in the paper. From the packet events after a warm-up,
+# per traced queue.
+
+#' Delay of each dequeued packet: sojourn plus transmission.
+#'
+#' @param sojourn_s Time in the discipline, seconds.
+#' @param len_bytes IP length, bytes.
+#' @param rate_bps The link's rate, bit/s.
+#' @return `sojourn_s + 8 * len_bytes / rate_bps`.
+scheduler_delay_s <- function(sojourn_s, len_bytes, rate_bps) {
+  if (any(is.na(sojourn_s) | sojourn_s < 0) || any(is.na(len_bytes) | len_bytes <= 0)) {
+    stop("scheduler delay: `sojourn_s` must be non-negative and `len_bytes` positive, not NA")
+  }
+  if (length(rate_bps) != 1 || is.na(rate_bps) || rate_bps <= 0) {
+    stop("scheduler delay: `rate_bps` must be one positive rate")
+  }
+  sojourn_s + 8 * len_bytes / rate_bps
+}
+
+#' Loss ratio and mean delay of each traffic group of each run at each
+#' traced queue, from the packet events at or after `warmup_s`.
+#'
+#' @param packets Packet events (`by`, `flow_id`, `time_s`, `queue`, `event`,
+#'   `sojourn_s`, `len_bytes`): a drop without a sojourn was dropped on arrival.
+#' @param flows Per-flow table (`by`, `flow_id`, `group`).
+#' @param by Columns naming a run (the run key columns among them).
+#' @param rate_bps The traced links' rate (a dumbbell's bottleneck).
+#' @return `by`, `queue`, `group`, `queue_loss_ratio`, `queue_delay_mean_s`, `offered`.
+summarise_group_queue <- function(packets, flows, by, rate_bps, warmup_s = 0) {
+  require_columns(packets, c(by, "flow_id", "time_s", "queue", "event", "sojourn_s", "len_bytes"),
+                  "group loss and delay")
+  require_columns(flows, c(by, "flow_id", "group"), "group loss and delay")
+  kept <- dplyr::filter(packets, .data$time_s >= warmup_s, !is.na(.data$flow_id)) |>
+    dplyr::inner_join(dplyr::select(flows, dplyr::all_of(c(by, "flow_id", "group"))), by = c(by, "flow_id"))
+  kept |>
+    dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "queue", "group")))) |>
+    dplyr::summarise(
+      offered = sum(.data$event == "enq") + sum(.data$event == "drop" & is.na(.data$sojourn_s)),
+      dropped = sum(.data$event == "drop"),
+      queue_delay_mean_s = if (any(.data$event == "deq")) {
+        mean(scheduler_delay_s(.data$sojourn_s[.data$event == "deq"], .data$len_bytes[.data$event == "deq"],
+                               rate_bps))
+      } else {
+        NA_real_
+      },
+      .groups = "drop"
+    ) |>
+    dplyr::mutate(queue_loss_ratio = dplyr::if_else(.data$offered > 0, .data$dropped / .data$offered, NA_real_)) |>
+    dplyr::select(-"dropped")
+}
