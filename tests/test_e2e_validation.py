@@ -68,7 +68,7 @@ def test_validation_page_shows_the_figure_and_every_verdict(run):
     text = " ".join(page.text)
     assert "M/G/1" in text and "No results" not in text
     items = yaml.safe_load((REPO / "analysis/papers/validation.yaml").read_text())["items"]
-    assert len(page.imgs) == len(items)  # every item is a figure (M/G/1 waits and ratios, M/D/1, M/M/1, M/M/1/K)
+    assert len(page.imgs) == len(items)  # every item is a figure
     claims = [t for t in page.tables if t and any(c.lower() == "verdict" for c in t[0])]
     rows = [row for t in claims for row in t[1:]]
     listed = yaml.safe_load((REPO / "analysis/claims/validation.yaml").read_text())["claims"]
