@@ -8,9 +8,10 @@ files: every run's `run.json` records the CPU seconds of its runner process
 (`runner_cpu_s`).
 The script expands the target profile's jobs and prices each one from the
 measured runs of the same scenario, backend and series (of the scenario and
-backend if that series was not measured), using the packets a run offers
-(`qlab.scenario.estimate_packets`: simulation cost is linear in packets and
-flows, docs/benchmarks.md):
+backend if that series was not measured), using the packets a run carries:
+what it offers (`qlab.scenario.estimate_packets`), at most what a
+dumbbell's bottleneck lets through in the run's time (simulation cost is
+linear in packets and flows, docs/benchmarks.md):
 
 - measured: that very point was measured (same offered packets and
   duration): the mean CPU of its seeds;
@@ -38,6 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from qlab import scenario as sc  # noqa: E402
+
+# a packet's size for what a bottleneck carries (bulk TCP segments, mostly)
+CARRIED_PACKET_BYTES = 1000
 
 
 def measured_runs(results: Path) -> dict[tuple, list[float]]:
@@ -92,10 +96,18 @@ def main() -> int:
         docs = {prof: sc.resolve(s, prof) for prof in {args.profile, args.measured_profile}}
 
         def offered(prof: str, values: dict, docs=docs) -> tuple[float, float]:
-            """(packets a run offers, its duration) at one point of a profile."""
+            """(packets a run carries, its duration) at one point of a profile:
+            what its sources offer, but no more than its bottleneck can carry
+            in the run's time (a long-lived TCP transfer offers its whole task;
+            it carries what the link lets through)."""
             doc = copy.deepcopy(docs[prof])
             sc.apply_point(doc, doc.get("sweep") or {}, values)
-            return sum(p for _, p in sc.estimate_packets(doc)), float(doc["duration_s"])
+            packets = sum(p for _, p in sc.estimate_packets(doc))
+            duration = float(doc["duration_s"])
+            rate = (doc.get("topology") or {}).get("bottleneck_rate_bps")
+            if rate and not doc.get("stop_when_done"):
+                packets = min(packets, float(rate) * duration / (8 * CARRIED_PACKET_BYTES))
+            return packets, duration
 
         # what was measured of this scenario: (backend, series) -> [(packets, duration, cpu)]
         seen: dict[tuple, list[tuple[float, float, float]]] = collections.defaultdict(list)
