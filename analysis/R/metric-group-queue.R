@@ -19,8 +19,8 @@ scheduler_delay_s <- function(sojourn_s, len_bytes, rate_bps) {
   if (any(is.na(sojourn_s) | sojourn_s < 0) || any(is.na(len_bytes) | len_bytes <= 0)) {
     stop("scheduler delay: `sojourn_s` must be non-negative and `len_bytes` positive, not NA")
   }
-  if (length(rate_bps) != 1 || is.na(rate_bps) || rate_bps <= 0) {
-    stop("scheduler delay: `rate_bps` must be one positive rate")
+  if (!length(rate_bps) %in% c(1, length(sojourn_s)) || any(is.na(rate_bps) | rate_bps <= 0)) {
+    stop("scheduler delay: `rate_bps` must be one positive rate, or one per packet")
   }
   sojourn_s + 8 * len_bytes / rate_bps
 }
@@ -32,7 +32,9 @@ scheduler_delay_s <- function(sojourn_s, len_bytes, rate_bps) {
 #'   `sojourn_s`, `len_bytes`): a drop without a sojourn was dropped on arrival.
 #' @param flows Per-flow table (`by`, `flow_id`, `group`).
 #' @param by Columns naming a run (the run key columns among them).
-#' @param rate_bps The traced links' rate (a dumbbell's bottleneck).
+#' @param rate_bps The traced links' rate (a dumbbell's bottleneck): one
+#'   number, or a table of the runs (`by`, `capacity_bps`) when a sweep sets it
+#'   (add_bottleneck_capacity()).
 #' @return `by`, `queue`, `group`, `queue_loss_ratio`, `queue_delay_mean_s`, `offered`.
 summarise_group_queue <- function(packets, flows, by, rate_bps, warmup_s = 0) {
   require_columns(packets, c(by, "flow_id", "time_s", "queue", "event", "sojourn_s", "len_bytes"),
@@ -40,6 +42,12 @@ summarise_group_queue <- function(packets, flows, by, rate_bps, warmup_s = 0) {
   require_columns(flows, c(by, "flow_id", "group"), "group loss and delay")
   kept <- dplyr::filter(packets, .data$time_s >= warmup_s, !is.na(.data$flow_id)) |>
     dplyr::inner_join(dplyr::select(flows, dplyr::all_of(c(by, "flow_id", "group"))), by = c(by, "flow_id"))
+  if (is.data.frame(rate_bps)) {
+    require_columns(rate_bps, c(by, "capacity_bps"), "group loss and delay rates")
+    kept <- dplyr::inner_join(kept, dplyr::select(rate_bps, dplyr::all_of(c(by, "capacity_bps"))), by = by)
+  } else {
+    kept$capacity_bps <- rep(rate_bps, nrow(kept))
+  }
   kept |>
     dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "queue", "group")))) |>
     dplyr::summarise(
@@ -47,7 +55,7 @@ summarise_group_queue <- function(packets, flows, by, rate_bps, warmup_s = 0) {
       dropped = sum(.data$event == "drop"),
       queue_delay_mean_s = if (any(.data$event == "deq")) {
         mean(scheduler_delay_s(.data$sojourn_s[.data$event == "deq"], .data$len_bytes[.data$event == "deq"],
-                               rate_bps))
+                               .data$capacity_bps[.data$event == "deq"]))
       } else {
         NA_real_
       },

@@ -286,10 +286,14 @@ compute_run_metrics <- function(results, warmup_s = 0) {
         summarise_class_asi(valid_only(results$packets), flows, by, warmup_s), c(asi_system = "asi")))
     }
     rate_bps <- results$scenario$topology$bottleneck_rate_bps
+    # the rate per run where a sweep sets it (srd's capacity), else the scenario's
+    swept_rate <- if (!is.null(results$scenario)) add_bottleneck_capacity(valid_only(runs), results$scenario)
+    if (!is.null(swept_rate) && nrow(swept_rate) > 0) rate_bps <- swept_rate
     if (all(c("len_bytes", "flow_id") %in% names(results$packets)) && !is.null(rate_bps)) {
       # loss and delay per traffic group at a dumbbell's traced queue (cqaqm)
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
-        summarise_group_queue(valid_only(results$packets), flows, by, as.numeric(rate_bps), warmup_s),
+        summarise_group_queue(valid_only(results$packets), flows, by,
+                              if (is.data.frame(rate_bps)) rate_bps else as.numeric(rate_bps), warmup_s),
         c(queue_loss_ratio = "queue_loss_ratio", queue_delay_mean_s = "queue_delay_mean_s"), c("queue", "group")))
     }
     if ("len_bytes" %in% names(results$packets)) {

@@ -32,4 +32,8 @@ test_that("loss and delay per traffic group at the traced queue, after the warm-
                                1.5e6, warmup_s = 1)
   expect_equal(two$queue, c("bottleneck:L", "bottleneck:L", "other:R", "other:R"))
   expect_equal(two$queue_loss_ratio, c(0, 0.5, 0, 0.5))
+  # the rate per run, where a sweep sets it (a table of the runs)
+  rates <- dplyr::distinct(packets, dplyr::across(dplyr::all_of(by))) |> dplyr::mutate(capacity_bps = 3e6)
+  per_run <- summarise_group_queue(packets, flows, by, rates, warmup_s = 1)
+  expect_equal(per_run$queue_delay_mean_s, c(0.01, 0.02) + 4000 / 3e6)
 })
