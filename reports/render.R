@@ -33,6 +33,9 @@ site <- yaml::read_yaml(file.path(reports_dir, "_quarto.yml"))
 navbar <- site$website$navbar$left
 pages <- unlist(site$project$render %||% purrr::map_chr(navbar, "href"))
 pages <- c(intersect("index.qmd", pages), setdiff(pages, "index.qmd"))
+# a child of a parallel render renders the pages it is given (comma-separated)
+only_pages <- Sys.getenv("QLAB_RENDER_PAGES")
+if (nzchar(only_pages)) pages <- intersect(pages, strsplit(only_pages, ",", fixed = TRUE)[[1]])
 site_dir <- Sys.getenv("QLAB_SITE", file.path(reports_dir, site$project$`output-dir` %||% "_site"))
 dir.create(site_dir, showWarnings = FALSE, recursive = TRUE)
 site_dir <- normalizePath(site_dir)
@@ -91,20 +94,21 @@ render_page <- function(page) {
   )
 }
 
-# Pages render in parallel (forked R processes) when QLAB_RENDER_CORES > 1:
-# each page is independent (its own intermediates directory and output).
+# Pages render in parallel when QLAB_RENDER_CORES > 1, each in an Rscript
+# process of its own (QLAB_RENDER_PAGES names it): forks of this process
+# would share its temporary directory and draw the same temporary file names,
+# and one page's pandoc run would lose its input to another's clean-up.
 cores <- suppressWarnings(as.integer(Sys.getenv("QLAB_RENDER_CORES", "1")))
 if (is.na(cores) || cores < 1) cores <- 1L
-if (cores > 1 && length(pages) > 1) {
-  outcomes <- parallel::mclapply(pages, function(page) {
-    tryCatch({
-      render_page(page)
-      NULL
-    }, error = function(e) conditionMessage(e))
+if (!nzchar(only_pages) && cores > 1 && length(pages) > 1) {
+  rscript <- file.path(R.home("bin"), "Rscript")
+  status <- parallel::mclapply(pages, function(page) {
+    system2(rscript, shQuote(script_path()), env = c(sprintf("QLAB_RENDER_PAGES=%s", shQuote(page)),
+                                                     "QLAB_RENDER_CORES=1"))
   }, mc.cores = cores, mc.preschedule = FALSE)
-  failed <- Filter(Negate(is.null), outcomes)
+  failed <- pages[vapply(status, function(code) !identical(as.integer(code), 0L), logical(1))]
   if (length(failed) > 0) {
-    stop(if (is.character(failed[[1]])) failed[[1]] else "render.R: a page's process failed", call. = FALSE)
+    stop(sprintf("render.R: page %s failed (its error is above)", paste(failed, collapse = ", ")), call. = FALSE)
   }
 } else {
   for (page in pages) render_page(page)
