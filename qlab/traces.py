@@ -233,9 +233,11 @@ REQUIRED_FILES = ("flows.csv.gz", "queues.csv.gz")
 
 
 def gzip_bytes(data: bytes) -> bytes:
-    """gzip with no file name and mtime 0: the same input always gives the same bytes."""
+    """gzip with no file name and mtime 0: the same input always gives the same bytes.
+    Level 1: a packet trace compresses in a fifth of level 6's time, about a
+    fifth larger (measured in docs/benchmarks.md, "Orchestration")."""
     buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=6) as gz:
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=1) as gz:
         gz.write(data)
     return buf.getvalue()
 
@@ -299,15 +301,28 @@ def file_record(path: Path, data: bytes | None = None) -> dict[str, Any]:
     """What run.json records of a trace table: its size in bytes, its
     SHA-256 and its number of rows (the header not counted)."""
     data = path.read_bytes() if data is None else data
-    _, rows = parse_csv_gz(path, data)
-    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "rows": len(rows)}
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "rows": count_rows(path, data)}
+
+
+def count_rows(path: Path, data: bytes) -> int:
+    """The rows of gzip CSV bytes, the header not counted: its lines where
+    no field is quoted (what the writers write), else as csv reads them."""
+    try:
+        text = gzip.decompress(data).decode("utf-8")
+    except DECODE_ERRORS as exc:
+        raise TableError(f"{path}: not a readable gzip CSV: {type(exc).__name__}: {exc}") from None
+    if '"' in text or "\r" in text or "\x00" in text:
+        return len(parse_csv_text(path, text)[1])
+    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    return max(lines - 1, 0)
 
 
 def verify_file(
-    path: Path, record: Any, data: bytes | None = None
+    path: Path, record: Any, data: bytes | None = None, parse: bool = True
 ) -> tuple[str | None, list[str], list[list[str]]]:
     """Check a table against what run.json recorded of it: the problem (or
-    None), and its header and rows when it could be read."""
+    None), and its header and rows when it could be read (parse: False,
+    only counted)."""
     if not isinstance(record, dict) or not all(
         isinstance(record.get(k), t) and not isinstance(record.get(k), bool)
         for k, t in (("bytes", int), ("sha256", str), ("rows", int))
@@ -325,11 +340,12 @@ def verify_file(
     if hashlib.sha256(data).hexdigest() != record["sha256"]:
         return f"{path.name}: SHA-256 differs from run.json's", [], []
     try:
-        header, rows = parse_csv_gz(path, data)
+        header, rows = parse_csv_gz(path, data) if parse else ([], [])
+        n = len(rows) if parse else count_rows(path, data)
     except TableError as exc:
         return str(exc).replace(f"{path}: ", f"{path.name}: ", 1), [], []
-    if len(rows) != record["rows"]:
-        return f"{path.name}: {len(rows)} rows, run.json recorded {record['rows']}", [], []
+    if n != record["rows"]:
+        return f"{path.name}: {n} rows, run.json recorded {record['rows']}", [], []
     return None, header, rows
 
 
@@ -350,7 +366,7 @@ def check_integrity(directory: Path, run: dict[str, Any]) -> list[str]:
         if name not in TABLE_FILES:
             out.append(f"{directory / 'run.json'}: tables: unknown table {name!r}")
             continue
-        problem, _, _ = verify_file(directory / name, recorded[name])
+        problem, _, _ = verify_file(directory / name, recorded[name], parse=False)
         if problem:
             out.append(f"{directory}: {problem}")
     for name in TABLE_FILES:
@@ -420,15 +436,153 @@ def read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
 UNIQUE_KEYS = ("queues", "packets", "flow_facts", "queue_facts", "packet_facts")
 
 
-def check_table(path: Path, table: str, raw: bool = False) -> tuple[list[str], list[dict[str, Any]]]:
-    """Check one table against its columns (TABLES, gzip CSV; raw: RAW_TABLES,
-    the plain CSV a runner writes); the problems and the parsed rows."""
-    spec = (RAW_TABLES if raw else TABLES)[table]
-    problems: list[str] = []
+def _read_text(path: Path, raw: bool) -> str:
+    """A table's text: a runner's plain CSV (raw) or a gzip CSV; TableError
+    as read_csv and read_csv_gz give it."""
+    if raw:
+        try:
+            return path.read_bytes().decode("utf-8")
+        except OSError as exc:
+            raise TableError(f"{path}: cannot read: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise TableError(f"{path}: not a readable CSV: {exc}") from None
     try:
-        header, rows = read_csv(path) if raw else read_csv_gz(path)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TableError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return gzip.decompress(data).decode("utf-8")
+    except DECODE_ERRORS as exc:
+        raise TableError(f"{path}: not a readable gzip CSV: {type(exc).__name__}: {exc}") from None
+
+
+# A number that float() reads as a finite value: at most 20 integer digits
+# and a two-digit exponent stay far below 1.8e308.
+_FAST_FLOAT = r"[0-9]{1,20}(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,2})?"
+
+
+def _fast_field(col: Column) -> str | None:
+    """A regular expression for col's field whose every match _parse
+    accepts (a subset of what it accepts: anything else goes the slow way,
+    which names the problem); None where no simple one is exact enough."""
+    if col.choices:
+        if col.kind != "str":
+            return None
+        field = "|".join(re.escape(c) for c in col.choices)
+    elif col.kind == "int" and col.hi is None and col.lo in (0, 1):
+        field = "[0-9]+" if col.lo == 0 else "0*[1-9][0-9]*"
+    elif col.kind == "float" and col.hi is None and col.lo == 0:
+        field = _FAST_FLOAT
+    elif col.kind == "float" and col.hi == 1 and col.lo == 0:  # a probability
+        field = r"0(?:\.[0-9]+)?|1(?:\.0+)?"
+    elif col.kind == "bool01":
+        field = "[01]"
+    elif col.kind == "str" and not col.lo and not col.hi:
+        # unquoted text, which csv reads as it is; "NA" is the missing value
+        field = '[^,"\n\x00]*' if col.na else '(?!NA(?:,|$))[^,"\n\x00]*'
+    else:
+        return None
+    return f"(?:NA|{field})" if col.na else f"(?:{field})"
+
+
+_FAST: dict[tuple[str, bool], tuple[re.Pattern[str], list[Any]] | None] = {}
+
+
+def _fast_spec(table: str, raw: bool) -> tuple[re.Pattern[str], list[Any]] | None:
+    """One pattern for a whole row of the table and a converter per column."""
+    key = (table, raw)
+    if key not in _FAST:
+        cols = (RAW_TABLES if raw else TABLES)[table]["columns"]
+        fields = [_fast_field(c) for c in cols]
+        if any(f is None for f in fields):
+            _FAST[key] = None
+        else:
+            conv = [{"int": int, "bool01": int, "float": float}.get(c.kind) for c in cols]
+            _FAST[key] = (re.compile(",".join(fields)), conv)  # type: ignore[arg-type]
+    return _FAST[key]
+
+
+def _check_fast(
+    text: str, table: str, raw: bool, spec: dict[str, Any], need: Sequence[str] | None = None
+) -> tuple[list[Any], list[str]] | None:
+    """The columns of a table every line of which matches its row pattern,
+    parsed a column at a time, and its lines; None when any does not (or
+    the header is not the expected one, or the text has what csv reads
+    otherwise), so that the field-by-field path names the problem."""
+    fast = _fast_spec(table, raw)
+    if fast is None or "\r" in text:
+        return None
+    pattern, conv = fast
+    names = [c.name for c in spec["columns"]]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines or lines[0] != ",".join(names):
+        return None
+    header, lines = lines[0], lines[1:]
+    match = pattern.fullmatch
+    if not all(map(match, lines)):
+        return None
+    # every line has exactly one field per column (no field holds a comma or
+    # a line break): column k is every n-th field of the body from the k-th
+    body = text[len(header) + 1 :]
+    flat = body.replace("\n", ",").split(",") if body else []
+    if body.endswith("\n"):
+        flat.pop()
+    texts = [flat[k :: len(names)] for k in range(len(names))]
+    columns: list[Any] = []
+    for col, f, column in zip(spec["columns"], conv, texts, strict=True):
+        if need is not None and col.name not in need:
+            columns.append(None)  # checked, not parsed: nobody reads it
+        elif col.na:
+            columns.append([None if t == NA else (t if f is None else f(t)) for t in column])
+        else:
+            columns.append(list(column) if f is None else list(map(f, column)))
+    return columns, lines
+
+
+def check_table(path: Path, table: str, raw: bool = False, form: str = "rows") -> tuple[list[str], Any]:
+    """Check one table against its columns (TABLES, gzip CSV; raw: RAW_TABLES,
+    the plain CSV a runner writes); the problems and the parsed table:
+    form "rows", a dict per row (also when there are problems: the rows
+    that were read); "columns", a list per column by name; "none", [].
+
+    A table whose every row matches its row pattern (_fast_spec: each field
+    in a form the parser accepts) is checked and parsed a column at a time;
+    any other takes the field-by-field path, which names each problem."""
+    spec = (RAW_TABLES if raw else TABLES)[table]
+    names = [c.name for c in spec["columns"]]
+    try:
+        text = _read_text(path, raw)
     except TableError as exc:
         return [str(exc)], []
+    fast = _check_fast(text, table, raw, spec, need=spec["sort"] if form == "none" else None)
+    if fast is not None:
+        columns, lines = fast
+    else:
+        problems, parsed, rows = _check_slow(path, text, spec)
+        if problems:
+            return problems, parsed if form == "rows" else []
+        columns = [[r[n] for r in parsed] for n in names]
+        lines = rows
+    by_name = dict(zip(names, columns, strict=True))
+    problems = _check_order(path, table, spec, by_name, lines)
+    if form == "columns":
+        return problems, by_name
+    if form == "rows":
+        return problems, [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+    return problems, []
+
+
+def _check_slow(
+    path: Path, text: str, spec: dict[str, Any]
+) -> tuple[list[str], list[dict[str, Any]], list[Any]]:
+    """Field by field: the problems (each named), the rows parsed and the rows as read."""
+    problems: list[str] = []
+    try:
+        header, rows = parse_csv_text(path, text)
+    except TableError as exc:
+        return [str(exc)], [], []
     names = [c.name for c in spec["columns"]]
     if header != names:
         missing = [n for n in names if n not in header]
@@ -440,25 +594,32 @@ def check_table(path: Path, table: str, raw: bool = False) -> tuple[list[str], l
             detail.append(f"unexpected {', '.join(extra)}")
         if not detail:
             detail.append("columns out of order")
-        return [f"{path}: header: expected {','.join(names)} ({'; '.join(detail)})"], []
+        return [f"{path}: header: expected {','.join(names)} ({'; '.join(detail)})"], [], rows
     parsed: list[dict[str, Any]] = []
     for i, row in enumerate(rows, start=2):
         if len(row) != len(names):
             problems.append(f"{path}: line {i}: expected {len(names)} fields, got {len(row)}")
             continue
         rec: dict[str, Any] = {}
-        for col, text in zip(spec["columns"], row, strict=True):
-            value, err = _parse(col, text)
+        for col, field in zip(spec["columns"], row, strict=True):
+            value, err = _parse(col, field)
             if err:
                 problems.append(f"{path}: line {i}: {col.name}: {err}")
             rec[col.name] = value
         parsed.append(rec)
         if len(problems) >= MAX_PROBLEMS_PER_TABLE:
             problems.append(f"{path}: (stopping after {MAX_PROBLEMS_PER_TABLE} problems)")
-            return problems, parsed
-    keys = [tuple(-1 if r[k] is None else r[k] for k in spec["sort"]) for r in parsed]
-    if problems:
-        return problems, parsed
+            break
+    return problems, parsed, rows
+
+
+def _check_order(
+    path: Path, table: str, spec: dict[str, Any], columns: dict[str, list[Any]], rows: Sequence[Any]
+) -> list[str]:
+    """Rows sorted by the table's key, and no row twice (rows: each row as
+    read, compared where the key does not identify a row)."""
+    problems = []
+    keys = list(zip(*([-1 if v is None else v for v in columns[k]] for k in spec["sort"]), strict=True))
     if keys != sorted(keys):
         problems.append(f"{path}: rows are not sorted by {', '.join(spec['sort'])}")
     unique = table in UNIQUE_KEYS
@@ -469,7 +630,7 @@ def check_table(path: Path, table: str, raw: bool = False) -> tuple[list[str], l
                 f"({', '.join(f'{k}={v}' for k, v in zip(spec['sort'], keys[i], strict=True))})"
             )
             break
-    return problems, parsed
+    return problems
 
 
 def _check_flows(path: Path, rows: list[dict[str, Any]], sim_end_s: float | None) -> list[str]:
@@ -672,7 +833,8 @@ def check_dir(directory: Path, job: Path | None = None) -> list[str]:
             if spec["required"]:
                 problems.append(f"{path}: missing")
             continue
-        p, rows = check_table(path, table)
+        # packets: checked, not kept (nothing below reads them)
+        p, rows = check_table(path, table, form="none" if table == "packets" else "rows")
         problems.extend(p)
         if not p:  # the row checks below read only tables that parsed cleanly
             tables[table] = rows

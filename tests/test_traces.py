@@ -136,3 +136,149 @@ def test_missing_table_and_wrong_header(tmp_path):
 def test_all_completed_must_match_flows(tmp_path):
     d = make_run(tmp_path / "r", run={"all_completed": True})
     assert any("all_completed is true" in p for p in traces.check_dir(d))
+
+
+# --- the fast path of check_table against the field-by-field one ---------
+
+PACKET_HEADER = [c.name for c in traces.RAW_TABLES["packet_facts"]["columns"]]
+PACKET_ROWS = [
+    ["0", "1000", "bottleneck:L", "enq", "0", "1040", "3", "NA", "NA"],
+    ["1", "1000", "bottleneck:L", "enq", "1", "40", "NA", "NA", "NA"],
+    ["0", "2500", "bottleneck:L", "deq", "0", "1040", "3", "1500", "NA"],
+    ["2", "2600", "bottleneck:L", "drop", "1", "1040", "4", "NA", "precedence_cross"],
+]
+# Texts that the parser refuses, reads differently from how they look, or
+# that csv reads otherwise: each, in each column, must give the same
+# problems (named the same way) and the same rows on both paths.
+HOSTILE = [
+    "-1",
+    "-0",
+    "+1",
+    " 7",
+    "7 ",
+    "1_0",
+    "007",
+    "0",
+    "1",
+    "1.5",
+    "1e999",
+    "1e5",
+    "1E-3",
+    "9" * 400,
+    "nan",
+    "inf",
+    "NA",
+    "na",
+    "",
+    '"3"',
+    '"a,b"',
+    "x\x00y",
+    "enq",
+    "deq",
+    "aqm",
+    "0.5",
+    "2",
+]
+
+
+def _both(path, table, raw, monkeypatch, form="rows"):
+    fast = traces.check_table(path, table, raw=raw, form=form)
+    with monkeypatch.context() as m:
+        m.setattr(traces, "_fast_spec", lambda table, raw: None)
+        slow = traces.check_table(path, table, raw=raw, form=form)
+    return fast, slow
+
+
+def test_fast_path_is_taken_and_agrees_on_valid_tables(tmp_path, monkeypatch):
+    raw = tmp_path / "packet_facts.csv"
+    raw.write_text("\n".join([",".join(PACKET_HEADER), *(",".join(r) for r in PACKET_ROWS)]) + "\n")
+    text = raw.read_text()
+    assert traces._check_fast(text, "packet_facts", True, traces.RAW_TABLES["packet_facts"]) is not None
+    for form in ("rows", "columns", "none"):
+        fast, slow = _both(raw, "packet_facts", True, monkeypatch, form)
+        assert fast == slow
+        assert fast[0] == []
+    d = make_run(tmp_path / "r")
+    for table in ("flows", "queues"):
+        fast, slow = _both(d / f"{table}.csv.gz", table, False, monkeypatch)
+        assert fast == slow and fast[0] == [] and len(fast[1]) > 0
+    # no final newline, and a table of no rows
+    raw.write_text(text.rstrip("\n"))
+    fast, slow = _both(raw, "packet_facts", True, monkeypatch)
+    assert fast == slow and len(fast[1]) == len(PACKET_ROWS)
+    raw.write_text(",".join(PACKET_HEADER) + "\n")
+    assert _both(raw, "packet_facts", True, monkeypatch) == (([], []), ([], []))
+
+
+@pytest.mark.parametrize("col", range(len(PACKET_HEADER)))
+def test_fast_path_agrees_on_hostile_fields(tmp_path, monkeypatch, col):
+    raw = tmp_path / "packet_facts.csv"
+    for value in HOSTILE:
+        rows = [list(r) for r in PACKET_ROWS]
+        rows[2][col] = value
+        raw.write_bytes(("\n".join([",".join(PACKET_HEADER), *(",".join(r) for r in rows)]) + "\n").encode())
+        fast, slow = _both(raw, "packet_facts", True, monkeypatch)
+        assert fast == slow, (PACKET_HEADER[col], value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a,b\n1,2\n",
+        "a,b\n1,2",
+        "a,b\n",
+        "",
+        "a,b\n\n1,2\n",
+        'a,b\n"1\n2",3\n',
+        "a,b\r\n1,2\r\n",
+        'a,b\n"x",2\n4,5\n',
+    ],
+)
+def test_count_rows_is_what_csv_reads(tmp_path, text):
+    path, data = tmp_path / "t.csv.gz", traces.gzip_bytes(text.encode())
+    try:
+        expect = len(traces.parse_csv_gz(path, data)[1])
+    except traces.TableError as exc:  # a carriage return: refused by both, the same way
+        with pytest.raises(traces.TableError, match="carriage return"):
+            traces.count_rows(path, data)
+        assert "carriage return" in str(exc)
+        return
+    assert traces.count_rows(path, data) == expect
+
+
+def test_unsorted_and_duplicate_rows_are_caught_on_the_fast_path(tmp_path, monkeypatch):
+    raw = tmp_path / "packet_facts.csv"
+    for rows, expect in (
+        ([PACKET_ROWS[1], PACKET_ROWS[0], *PACKET_ROWS[2:]], "not sorted by time_ns, seq"),
+        ([PACKET_ROWS[0], PACKET_ROWS[0], *PACKET_ROWS[2:]], "a duplicate row (time_ns=1000, seq=0)"),
+    ):
+        raw.write_text("\n".join([",".join(PACKET_HEADER), *(",".join(r) for r in rows)]) + "\n")
+        fast, slow = _both(raw, "packet_facts", True, monkeypatch)
+        assert fast == slow
+        assert any(expect in p for p in fast[0]), fast[0]
+
+
+def test_packets_written_a_column_at_a_time_are_what_csv_writes(tmp_path):
+    from qlab import finalise
+
+    raw = tmp_path / "packet_facts.csv"
+    raw.write_text("\n".join([",".join(PACKET_HEADER), *(",".join(r) for r in PACKET_ROWS)]) + "\n")
+    problems, facts = traces.check_table(raw, "packet_facts", raw=True, form="columns")
+    assert problems == []
+    names = [c.name for c in traces.TABLES["packets"]["columns"]]
+    rows = [
+        [
+            str(r["seq"]),
+            finalise.fmt_s(r["time_ns"]),
+            r["queue"],
+            r["event"],
+            str(r["band"]),
+            str(r["len_bytes"]),
+            "NA" if r["flow_id"] is None else str(r["flow_id"]),
+            "NA" if r["sojourn_ns"] is None else finalise.fmt_s(r["sojourn_ns"]),
+            "NA" if r["reason"] is None else r["reason"],
+        ]
+        for r in traces.check_table(raw, "packet_facts", raw=True)[1]
+    ]
+    assert finalise._packet_csv(names, facts) == finalise._csv_bytes(names, rows)
+    assert finalise.fmt_s(1500) == "0.000001500" and finalise.fmt_s(-1_000_000_001) == "-1.000000001"
