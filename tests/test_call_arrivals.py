@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from qlab import plan
+from qlab import backends, plan
 from qlab import scenario as sc
 from qlab.cli import main
 
@@ -135,3 +135,13 @@ def test_bad_arrivals_are_refused_naming_the_field(calls_file, edit, message, ca
     assert main(["validate", str(calls_file)]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_calls_are_plain_udp_flows_every_backend_takes(calls_file):
+    """The plan carries nothing new for arrivals (docs/jobs.md): each call is
+    a voip flow with its start and on-periods: ns3, ns2 and mininet all take
+    a plan of calls (on the default dumbbell of scenarios/disciplines/)."""
+    spec = sc.expand(sc.load(calls_file), "quick", ["ns3"])[0].spec
+    assert plan.check(spec) == []
+    for name in backends.names():
+        assert backends.get(name).refuse({**spec, "backend": name}) == [], name
