@@ -166,6 +166,37 @@ def on_periods(spec: dict[str, Any], start: float, stop: float, rng: random.Rand
     return periods
 
 
+def call_arrivals(group: str, spec: dict[str, Any], seed: int, n: int, where: str) -> list[list[float]]:
+    """A UDP group's calls arriving as a Poisson process (its `arrivals`):
+    n arrival times from start_offset_s on, exponential gaps of mean
+    1 / rate_per_s, from the group's stream "<seed>/arrivals/<group>"; each
+    call holds an exponential time of mean holding_mean_s, from the stream
+    "<seed>/holding/<group>" (so a new mean leaves the arrival times alone),
+    or, without it, until the group's stop. Returns [start_s, end_s] per
+    call, end_s None for "until the stop". A call arriving at or after the
+    group's stop is an error, not a silent cut (as a web group's max_flows)."""
+    arrivals = spec["arrivals"]
+    gaps = random.Random(f"{seed}/arrivals/{group}")
+    holds = random.Random(f"{seed}/holding/{group}")
+    t = float(spec.get("start_offset_s", 0.0))
+    stop = float(spec["stop_s"]) if "stop_s" in spec else None
+    calls: list[list[float]] = []
+    for k in range(n):
+        t += gaps.expovariate(float(arrivals["rate_per_s"]))
+        if stop is not None and t >= stop:
+            raise PlanError(
+                [
+                    f"{where}: workload.groups.{group}.arrivals: call {k + 1} of {n} arrives at {t:.3f} s, "
+                    f"at or after the group's stop_s ({stop} s); raise rate_per_s or stop_s, or lower count"
+                ]
+            )
+        end = None
+        if "holding_mean_s" in arrivals:
+            end = t + holds.expovariate(1.0 / float(arrivals["holding_mean_s"]))
+        calls.append([round(t, 9), end])
+    return calls
+
+
 def web_flows(
     group: str, spec: dict[str, Any], seed: int, first_id: int, duration_s: float, where: str
 ) -> list[dict[str, Any]]:
@@ -315,6 +346,7 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
         spec = doc["workload"]["groups"][group]
         app = spec.get("app", "bulk")
         spacing = float(spec.get("start_spacing_s", 0.0))
+        calls = call_arrivals(group, spec, seed, n, where) if "arrivals" in spec else None
         for k in range(n):
             flow = {
                 "flow_id": len(flows),
@@ -322,8 +354,11 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
                 "group": group,
                 "cls": spec.get("cls", 0),
                 "prec": spec.get("prec", 0),
-                # a ramp: the group's k-th flow k spacings after its offset
-                "start_s": round(
+                # Poisson arrivals (no jitter), or a ramp: the group's k-th
+                # flow k spacings after its offset
+                "start_s": calls[k][0]
+                if calls is not None
+                else round(
                     spec.get("start_offset_s", 0.0)
                     + k * spacing
                     + (rng.uniform(0.0, jitter) if jitter > 0 else 0.0),
@@ -363,6 +398,8 @@ def draw_flows(doc: dict[str, Any], seed: int, where: str) -> list[dict[str, Any
                 # flow or a group leaves the others' schedules unchanged.
                 flow_rng = random.Random(f"{seed}/on-off/{flow['flow_id']}")
                 stop = float(udp.get("stop_s", doc["duration_s"]))
+                if calls is not None and calls[k][1] is not None:
+                    stop = min(stop, calls[k][1])  # the call hangs up
                 flow.update(
                     pkt_bytes=udp["pkt_bytes"],
                     rate_bps=udp["rate_bps"],

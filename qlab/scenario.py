@@ -498,6 +498,8 @@ UDP_FIELDS = ("pkt_bytes", "rate_bps", "on_s", "off_s", "stop_s")
 ONOFF_FIELDS = ("onoff_dist",)
 BULK_FIELDS = ("seg_bytes", "task_bytes")
 WEB_FIELDS = ("arrival_rate_per_s", "size_mean_bytes", "pareto_shape", "max_flows")
+# Poisson arrivals of calls: UDP sources with a fixed schedule once started
+ARRIVAL_FIELDS = ("arrivals",)
 
 
 def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
@@ -539,14 +541,19 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
                     )
                 )
         wrong = {
-            "web": ("task_bytes", "start_spacing_s", *UDP_FIELDS[:-1], *ONOFF_FIELDS),
+            "web": ("task_bytes", "start_spacing_s", *UDP_FIELDS[:-1], *ONOFF_FIELDS, *ARRIVAL_FIELDS),
             # a bulk group may stop (stop_s): its senders stop mid-transfer
-            "bulk": (*UDP_FIELDS[:-1], *ONOFF_FIELDS, *WEB_FIELDS),
+            "bulk": (*UDP_FIELDS[:-1], *ONOFF_FIELDS, *WEB_FIELDS, *ARRIVAL_FIELDS),
             # on/off sources may shape their periods as Pareto (pareto_shape)
             "onoff": (*BULK_FIELDS, *(f for f in WEB_FIELDS if f != "pareto_shape")),
             "voip": (*BULK_FIELDS, *(f for f in WEB_FIELDS if f != "pareto_shape")),
             # exponentially distributed datagram sizes (size_mean_bytes)
-            "poisson": (*BULK_FIELDS, *ONOFF_FIELDS, *(f for f in WEB_FIELDS if f != "size_mean_bytes")),
+            "poisson": (
+                *BULK_FIELDS,
+                *ONOFF_FIELDS,
+                *(f for f in WEB_FIELDS if f != "size_mean_bytes"),
+                *ARRIVAL_FIELDS,
+            ),
         }.get(app, (*BULK_FIELDS, *ONOFF_FIELDS, *WEB_FIELDS))
         for key in sorted(set(spec) & set(wrong)):
             out.append((f"workload.groups.{g}.{key}", f"not a field of app {app}"))
@@ -557,6 +564,13 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
                     f"workload.groups.{g}.size_mean_bytes",
                     "expected more than 40 (the smallest datagram) and at most pkt_bytes "
                     f"({spec['pkt_bytes']}), got {size_mean}",
+                )
+            )
+        if "arrivals" in spec and float(spec.get("start_spacing_s", 0)) > 0:
+            out.append(
+                (
+                    f"workload.groups.{g}.start_spacing_s",
+                    "calls with arrivals start at Poisson times: no ramp as well",
                 )
             )
         if app in ("onoff", "voip") and "pareto_shape" in spec and spec.get("onoff_dist") != "pareto":

@@ -231,7 +231,8 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     voip_metrics <- dplyr::bind_rows(
       longer(summarise_voip_quality(flows, by), c(voip_r_factor = "voip_r_factor", voip_mos = "voip_mos"), "group"),
       longer(summarise_voip_quality_amr(flows, by),
-             c(voip_r_factor_amr = "voip_r_factor_amr", voip_mos_amr = "voip_mos_amr"), "group")
+             c(voip_r_factor_amr = "voip_r_factor_amr", voip_mos_amr = "voip_mos_amr"), "group"),
+      longer(summarise_voip_calls_amr(flows, by), c(voip_mos_amr_calls = "voip_mos_amr_calls"), "group")
     )
   }
   # the ASI needs each UDP group's delay without queueing (a dumbbell's)
