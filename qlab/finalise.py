@@ -42,12 +42,10 @@ def udp_stop_ns(flow: dict[str, Any]) -> int:
     return periods[-1][1] if periods else flow["start_ns"]
 
 
-def check_raw(
-    workdir: Path, plan: dict[str, Any], facts: dict[str, Any]
-) -> tuple[list[str], dict[str, list]]:
+def check_raw(workdir: Path, plan: dict[str, Any], facts: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
     """Every problem with a runner's raw facts (and the parsed tables)."""
     problems: list[str] = []
-    tables: dict[str, list[dict[str, Any]]] = {}
+    tables: dict[str, Any] = {}
     end_ns = facts.get("end_ns")
     if not isinstance(end_ns, int) or isinstance(end_ns, bool) or end_ns < 0:
         problems.append(f"{workdir / 'runner.json'}: end_ns: expected a non-negative integer, got {end_ns!r}")
@@ -66,11 +64,15 @@ def check_raw(
             ):
                 problems.append(f"{path}: missing")
             continue
-        # the packets as columns: the largest table, checked and written a column at a time
-        form = "columns" if table == "packet_facts" else "rows"
-        p, rows = traces.check_table(path, table, raw=True, form=form)
+        if table == "packet_facts":  # the largest table: checked and written a chunk at a time
+            flow_ids = {f["flow_id"] for f in plan["flows"]}
+            p = _check_packet_facts(path, set(plan["trace"]["queues"]), flow_ids, _packets_part(workdir))
+            problems += p
+            tables[table] = _packets_part(workdir) if not p else None
+            continue
+        p, rows = traces.check_table(path, table, raw=True)
         problems += p
-        tables[table] = rows if not p else {} if form == "columns" else []
+        tables[table] = rows if not p else []
     if problems:
         return problems, tables
     flows = {f["flow_id"]: f for f in plan["flows"]}
@@ -138,25 +140,45 @@ def check_raw(
         if len(problems) >= traces.MAX_PROBLEMS_PER_TABLE:
             break
     traced = set(plan["trace"]["queues"])
-    packets = tables.get("packet_facts", {"queue": [], "flow_id": []})
-    for table, queues in (
-        ("queue_facts", [r["queue"] for r in tables["queue_facts"]]),
-        ("packet_facts", packets["queue"]),
-    ):
-        if not set(queues) <= traced:
-            first = next(q for q in queues if q not in traced)
-            problems.append(
-                f"{workdir / (table + '.csv')}: queue {first!r} is not in the plan's trace.queues"
-            )
+    queues = [r["queue"] for r in tables["queue_facts"]]
+    if not set(queues) <= traced:
+        first = next(q for q in queues if q not in traced)
+        problems.append(f"{workdir / 'queue_facts.csv'}: queue {first!r} is not in the plan's trace.queues")
     if tables.get("queue_facts") is not None:
         problems += traces.check_queue_rows(workdir / "queue_facts.csv", tables["queue_facts"], "time_ns")
-    unknown = set(packets["flow_id"]) - set(flows) - {None}
-    if unknown:
-        first = next(f for f in packets["flow_id"] if f in unknown)
-        problems.append(f"{workdir / 'packet_facts.csv'}: unknown flow {first}")
     if "tcp_facts" in tables:
         problems += _check_tcp_facts(workdir / "tcp_facts.csv", tables["tcp_facts"], plan, end_ns)
     return problems, tables
+
+
+def _packets_part(workdir: Path) -> Path:
+    return workdir / ".packets.csv.gz.part"
+
+
+def _check_packet_facts(path: Path, traced: set[str], flows: set[int], out: Path) -> list[str]:
+    """The packet facts against their columns, each packet's queue one the
+    plan traces and its flow one of the plan's; a chunk at a time, each
+    chunk written to out as packets.csv.gz's rows once checked (the largest
+    table is read once, and never held whole). out is removed when a
+    problem is found."""
+    names = [c.name for c in traces.TABLES["packets"]["columns"]]
+    every = [c.name for c in traces.RAW_TABLES["packet_facts"]["columns"]]
+    try:
+        with out.open("wb") as f, traces.gzip_writer(f) as gz:
+            gz.write((",".join(names) + "\n").encode("utf-8"))
+            for chunk in traces.iter_table(path, "packet_facts", raw=True, need=every):
+                if not set(chunk["queue"]) <= traced:
+                    first = next(q for q in chunk["queue"] if q not in traced)
+                    raise traces.TableProblems([f"{path}: queue {first!r} is not in the plan's trace.queues"])
+                unknown = set(chunk["flow_id"]) - flows - {None}
+                if unknown:
+                    first = next(f for f in chunk["flow_id"] if f in unknown)
+                    raise traces.TableProblems([f"{path}: unknown flow {first}"])
+                gz.write(_packet_lines(chunk))
+    except traces.TableProblems as exc:
+        out.unlink(missing_ok=True)
+        return exc.problems
+    return []
 
 
 def _check_tcp_facts(
@@ -263,11 +285,11 @@ def _csv_bytes(header: list[str], rows: list[list[str]]) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def _packet_csv(names: list[str], facts: dict[str, list[Any]]) -> bytes:
-    """packets.csv from the checked packet facts, a column at a time. The
-    check admitted only fields csv writes unquoted (no comma, quote or line
-    break in a queue's name), so joining with commas is what csv.writer
-    writes; the test of finalise compares the two."""
+def _packet_lines(facts: dict[str, list[Any]]) -> bytes:
+    """Rows of packets.csv from checked packet facts, a column at a time.
+    The check admitted only fields csv writes unquoted (no comma, quote or
+    line break in a queue's name), so joining with commas is what
+    csv.writer writes; a test compares the two."""
     na = traces.NA
     columns = [
         map(str, facts["seq"]),
@@ -280,17 +302,14 @@ def _packet_csv(names: list[str], facts: dict[str, list[Any]]) -> bytes:
         [na if v is None else fmt_s(v) for v in facts["sojourn_ns"]],
         [na if v is None else v for v in facts["reason"]],
     ]
-    lines = [",".join(names), *map(",".join, zip(*columns, strict=True)), ""]
-    return "\n".join(lines).encode("utf-8")
+    return "".join(f"{line}\n" for line in map(",".join, zip(*columns, strict=True))).encode("utf-8")
 
 
 def _na(v: Any, fmt: Any = str) -> str:
     return traces.NA if v is None else fmt(v)
 
 
-def finalise(
-    workdir: Path, plan: dict[str, Any], facts: dict[str, Any], tables: dict[str, list[dict[str, Any]]]
-) -> bool:
+def finalise(workdir: Path, plan: dict[str, Any], facts: dict[str, Any], tables: dict[str, Any]) -> bool:
     """Write the trace tables from checked raw facts; returns all_completed."""
     end_ns = facts["end_ns"]
     rows, all_done = flow_rows(plan, tables["flow_facts"], end_ns)
@@ -312,11 +331,8 @@ def finalise(
         for r in tables["queue_facts"]
     ]
     traces.atomic_write_bytes(workdir / "queues.csv.gz", traces.gzip_bytes(_csv_bytes(names, rows)))
-    if "packet_facts" in tables:
-        names = [c.name for c in traces.TABLES["packets"]["columns"]]
-        traces.atomic_write_bytes(
-            workdir / "packets.csv.gz", traces.gzip_bytes(_packet_csv(names, tables["packet_facts"]))
-        )
+    if "packet_facts" in tables:  # written by check_raw as it checked them
+        tables["packet_facts"].replace(workdir / "packets.csv.gz")
     if "tcp_facts" in tables:
         names = [c.name for c in traces.TABLES["tcp"]["columns"]]
         rows = [

@@ -6,6 +6,7 @@ below are its machine-readable form. Change both together.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import hashlib
@@ -14,7 +15,7 @@ import json
 import math
 import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -232,12 +233,20 @@ REQUIRED_FILES = ("flows.csv.gz", "queues.csv.gz")
 # writing
 
 
+GZIP_LEVEL = 1
+
+
+def gzip_writer(f: Any) -> gzip.GzipFile:
+    """A gzip stream onto an open binary file, as gzip_bytes writes."""
+    return gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=GZIP_LEVEL)
+
+
 def gzip_bytes(data: bytes) -> bytes:
     """gzip with no file name and mtime 0: the same input always gives the same bytes.
     Level 1: a packet trace compresses in a fifth of level 6's time, about a
     fifth larger (measured in docs/benchmarks.md, "Orchestration")."""
     buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=1) as gz:
+    with gzip_writer(buf) as gz:
         gz.write(data)
     return buf.getvalue()
 
@@ -299,9 +308,47 @@ def parse_csv_text(path: Path, text: str) -> tuple[list[str], list[list[str]]]:
 
 def file_record(path: Path, data: bytes | None = None) -> dict[str, Any]:
     """What run.json records of a trace table: its size in bytes, its
-    SHA-256 and its number of rows (the header not counted)."""
-    data = path.read_bytes() if data is None else data
-    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "rows": count_rows(path, data)}
+    SHA-256 and its number of rows (the header not counted). Without data,
+    the file is read a block at a time: a packet trace of a long run may not
+    fit in memory whole."""
+    if data is not None:
+        return {
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+            "rows": count_rows(path, data),
+        }
+    size, digest = _size_and_digest(path)
+    return {"bytes": size, "sha256": digest, "rows": _count_rows_stream(path)}
+
+
+READ_BYTES = 1 << 20
+
+
+def _size_and_digest(path: Path) -> tuple[int, str]:
+    digest, size = hashlib.sha256(), 0
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(READ_BYTES), b""):
+            digest.update(block)
+            size += len(block)
+    return size, digest.hexdigest()
+
+
+def _count_rows_stream(path: Path) -> int:
+    """count_rows of a gzip CSV file, decompressed a block at a time."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    newlines, last = 0, ""
+    try:
+        with gzip.open(path, "rb") as gz:
+            for block in iter(lambda: gz.read(READ_BYTES), b""):
+                text = decoder.decode(block)
+                if '"' in text or "\r" in text or "\x00" in text:  # as csv reads it (the writers never quote)
+                    return count_rows(path, path.read_bytes())
+                newlines += text.count("\n")
+                last = text[-1:] or last
+            decoder.decode(b"", final=True)
+    except DECODE_ERRORS as exc:
+        raise TableError(f"{path}: not a readable gzip CSV: {type(exc).__name__}: {exc}") from None
+    return max(newlines + (1 if last and last != "\n" else 0) - 1, 0)
 
 
 def count_rows(path: Path, data: bytes) -> int:
@@ -328,6 +375,24 @@ def verify_file(
         for k, t in (("bytes", int), ("sha256", str), ("rows", int))
     ):
         return f"{path.name}: run.json's record of it is not {{bytes, sha256, rows}}", [], []
+    if data is None and not parse:  # read a block at a time
+        try:
+            size, digest = _size_and_digest(path)
+        except FileNotFoundError:
+            return f"{path.name}: missing (run.json records it)", [], []
+        except OSError as exc:
+            return f"{path.name}: cannot read: {exc.strerror}", [], []
+        if size != record["bytes"]:
+            return f"{path.name}: {size} bytes, run.json recorded {record['bytes']}", [], []
+        if digest != record["sha256"]:
+            return f"{path.name}: SHA-256 differs from run.json's", [], []
+        try:
+            n = _count_rows_stream(path)
+        except TableError as exc:
+            return str(exc).replace(f"{path}: ", f"{path.name}: ", 1), [], []
+        if n != record["rows"]:
+            return f"{path.name}: {n} rows, run.json recorded {record['rows']}", [], []
+        return None, [], []
     if data is None:
         try:
             data = path.read_bytes()
@@ -552,11 +617,18 @@ def check_table(path: Path, table: str, raw: bool = False, form: str = "rows") -
     any other takes the field-by-field path, which names each problem."""
     spec = (RAW_TABLES if raw else TABLES)[table]
     names = [c.name for c in spec["columns"]]
+    if form == "none":  # a chunk at a time
+        try:
+            for _ in iter_table(path, table, raw):
+                pass
+        except TableProblems as exc:
+            return exc.problems, []
+        return [], []
     try:
         text = _read_text(path, raw)
     except TableError as exc:
         return [str(exc)], []
-    fast = _check_fast(text, table, raw, spec, need=spec["sort"] if form == "none" else None)
+    fast = _check_fast(text, table, raw, spec)
     if fast is not None:
         columns, lines = fast
     else:
@@ -566,7 +638,7 @@ def check_table(path: Path, table: str, raw: bool = False, form: str = "rows") -
         columns = [[r[n] for r in parsed] for n in names]
         lines = rows
     by_name = dict(zip(names, columns, strict=True))
-    problems = _check_order(path, table, spec, by_name, lines)
+    problems, _ = _check_order(path, table, spec, by_name, lines)
     if form == "columns":
         return problems, by_name
     if form == "rows":
@@ -575,9 +647,10 @@ def check_table(path: Path, table: str, raw: bool = False, form: str = "rows") -
 
 
 def _check_slow(
-    path: Path, text: str, spec: dict[str, Any]
+    path: Path, text: str, spec: dict[str, Any], first_line: int = 2
 ) -> tuple[list[str], list[dict[str, Any]], list[Any]]:
-    """Field by field: the problems (each named), the rows parsed and the rows as read."""
+    """Field by field: the problems (each named), the rows parsed and the
+    rows as read (the first row is line first_line of the file)."""
     problems: list[str] = []
     try:
         header, rows = parse_csv_text(path, text)
@@ -596,7 +669,7 @@ def _check_slow(
             detail.append("columns out of order")
         return [f"{path}: header: expected {','.join(names)} ({'; '.join(detail)})"], [], rows
     parsed: list[dict[str, Any]] = []
-    for i, row in enumerate(rows, start=2):
+    for i, row in enumerate(rows, start=first_line):
         if len(row) != len(names):
             problems.append(f"{path}: line {i}: expected {len(names)} fields, got {len(row)}")
             continue
@@ -614,23 +687,127 @@ def _check_slow(
 
 
 def _check_order(
-    path: Path, table: str, spec: dict[str, Any], columns: dict[str, list[Any]], rows: Sequence[Any]
-) -> list[str]:
+    path: Path,
+    table: str,
+    spec: dict[str, Any],
+    columns: dict[str, list[Any]],
+    rows: Sequence[Any],
+    prev: tuple[Any, Any] | None = None,
+    first_line: int = 2,
+) -> tuple[list[str], tuple[Any, Any] | None]:
     """Rows sorted by the table's key, and no row twice (rows: each row as
-    read, compared where the key does not identify a row)."""
+    read, compared where the key does not identify a row); prev, the last
+    key and row before these (a chunk's predecessor), first_line the line
+    of the first of rows. The problems, and the last key and row."""
     problems = []
     keys = list(zip(*([-1 if v is None else v for v in columns[k]] for k in spec["sort"]), strict=True))
+    rows = list(rows)
+    if prev is not None:
+        keys.insert(0, prev[0])
+        rows.insert(0, prev[1])
+        first_line -= 1
     if keys != sorted(keys):
         problems.append(f"{path}: rows are not sorted by {', '.join(spec['sort'])}")
     unique = table in UNIQUE_KEYS
     for i in range(1, len(keys) if table != "flows" else 0):
         if keys[i] == keys[i - 1] and (unique or rows[i] == rows[i - 1]):
             problems.append(
-                f"{path}: line {i + 2}: a duplicate row "
+                f"{path}: line {i + first_line}: a duplicate row "
                 f"({', '.join(f'{k}={v}' for k, v in zip(spec['sort'], keys[i], strict=True))})"
             )
             break
-    return problems
+    return problems, ((keys[-1], rows[-1]) if keys else prev)
+
+
+class TableProblems(Exception):
+    """What iter_table found wrong with a table, one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+# What iter_table reads at a time, in characters (whole lines: about 100,000 packet rows).
+CHUNK_CHARS = 4 << 20
+
+
+def iter_table(
+    path: Path, table: str, raw: bool = False, need: Sequence[str] = (), chunk_chars: int | None = None
+) -> Iterator[dict[str, Any]]:
+    """Check a table as check_table does, about chunk_chars characters of
+    whole rows at a time, and yield each chunk's columns by name: those in
+    need and the sort key parsed, the others None. TableProblems at the
+    first chunk with any (named as check_table names them, with the file's
+    line numbers). It holds one chunk, however long the table: a packet
+    trace of a long run need not fit in memory."""
+    spec = (RAW_TABLES if raw else TABLES)[table]
+    names = [c.name for c in spec["columns"]]
+    header = ",".join(names)
+    wanted = sorted(set(need) | set(spec["sort"]))
+    size = chunk_chars or CHUNK_CHARS
+    try:
+        f = path.open("rb")
+    except OSError as exc:
+        raise TableProblems([f"{path}: cannot read: {exc.strerror}"]) from None
+    unreadable = f"{path}: not a readable CSV" if raw else f"{path}: not a readable gzip CSV"
+    with f:
+        binary: Any = f if raw else gzip.GzipFile(fileobj=f, mode="rb")
+        stream = io.TextIOWrapper(binary, encoding="utf-8", newline="")
+        line, prev, rest = 2, None, ""
+        try:
+            first = stream.readline()
+            if first.rstrip("\n") != header:
+                if "\r" in first:
+                    raise TableProblems(
+                        [f"{path}: line 1: a carriage return (the encoding is LF line endings)"]
+                    )
+                problems, _, _ = _check_slow(path, first, spec)
+                if problems:  # else a header csv reads as the expected one (quoted, say)
+                    raise TableProblems(problems)
+            while True:
+                block = stream.read(size)
+                text = rest + block
+                cut = len(text) if not block else text.rfind("\n") + 1  # whole lines; the last at the end
+                body, rest = text[:cut], text[cut:]
+                if body:
+                    columns, lines, prev = _check_chunk(path, table, raw, spec, body, wanted, line, prev)
+                    line += len(lines)
+                    yield columns
+                if not block:
+                    break
+        except DECODE_ERRORS as exc:
+            raise TableProblems([f"{unreadable}: {type(exc).__name__}: {exc}"]) from None
+
+
+def _check_chunk(
+    path: Path,
+    table: str,
+    raw: bool,
+    spec: dict[str, Any],
+    body: str,
+    wanted: list[str],
+    line: int,
+    prev: tuple[Any, Any] | None,
+) -> tuple[dict[str, Any], list[Any], tuple[Any, Any] | None]:
+    """iter_table's check of whole rows beginning at the file's line `line`."""
+    names = [c.name for c in spec["columns"]]
+    if "\r" in body:
+        at = line + body.count("\n", 0, body.index("\r"))
+        raise TableProblems([f"{path}: line {at}: a carriage return (the encoding is LF line endings)"])
+    text = ",".join(names) + "\n" + body
+    fast = _check_fast(text, table, raw, spec, need=wanted)
+    if fast is not None:
+        columns, lines = fast
+    else:
+        problems, parsed, lines = _check_slow(path, text, spec, first_line=line)
+        if problems:
+            raise TableProblems(problems)
+        columns = [[r[n] for r in parsed] if n in wanted else None for n in names]
+    by_name = dict(zip(names, columns, strict=True))
+    problems, prev = _check_order(path, table, spec, by_name, lines, prev, line)
+    if problems:
+        raise TableProblems(problems)
+    return by_name, lines, prev
 
 
 def _check_flows(path: Path, rows: list[dict[str, Any]], sim_end_s: float | None) -> list[str]:

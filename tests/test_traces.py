@@ -258,7 +258,7 @@ def test_unsorted_and_duplicate_rows_are_caught_on_the_fast_path(tmp_path, monke
         assert any(expect in p for p in fast[0]), fast[0]
 
 
-def test_packets_written_a_column_at_a_time_are_what_csv_writes(tmp_path):
+def test_packets_written_a_column_at_a_time_are_what_csv_writes(tmp_path, monkeypatch):
     from qlab import finalise
 
     raw = tmp_path / "packet_facts.csv"
@@ -280,5 +280,16 @@ def test_packets_written_a_column_at_a_time_are_what_csv_writes(tmp_path):
         ]
         for r in traces.check_table(raw, "packet_facts", raw=True)[1]
     ]
-    assert finalise._packet_csv(names, facts) == finalise._csv_bytes(names, rows)
+    assert finalise._packet_lines(facts) == finalise._csv_bytes(names, rows).split(b"\n", 1)[1]
+    # written a chunk at a time: the bytes of the whole table gzipped at once
+    for chunk_chars in (1, 7, 50, 100, 10_000):  # chunks of no row, one, some and all
+        monkeypatch.setattr(traces, "CHUNK_CHARS", chunk_chars)
+        out = tmp_path / "packets.csv.gz"
+        assert finalise._check_packet_facts(raw, {"bottleneck:L"}, {3, 4}, out) == []
+        assert out.read_bytes() == traces.gzip_bytes(finalise._csv_bytes(names, rows))
+    # a packet of an unknown flow or queue: named, and nothing written
+    assert finalise._check_packet_facts(raw, {"bottleneck:L"}, {3}, out) == [f"{raw}: unknown flow 4"]
+    assert not out.exists()
+    problems = finalise._check_packet_facts(raw, {"bottleneck:R"}, {3, 4}, out)
+    assert problems == [f"{raw}: queue 'bottleneck:L' is not in the plan's trace.queues"] and not out.exists()
     assert finalise.fmt_s(1500) == "0.000001500" and finalise.fmt_s(-1_000_000_001) == "-1.000000001"
