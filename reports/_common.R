@@ -241,7 +241,9 @@ plot_item <- function(ctx, id) {
     return(plot_topology(item_diagram(ctx, item)))
   }
   table <- ctx$figures[[item_file(item)]]
-  if (isTRUE(item$all_backends)) {
+  # time series and panels of metrics draw every backend themselves (a row of
+  # panels, or a colour, per backend)
+  if (isTRUE(item$all_backends) && !(item$kind == "time_series" || identical(item$layout, "panels"))) {
     return(plot_metric_vs_x_by_backend(table, item$x_label, item$y_label, item$y_scale %||% 1))
   }
   switch(item$kind,

@@ -116,14 +116,16 @@ def test_plan_checks_stop_ns():
     assert plan.check(bad)
 
 
-def test_other_backends_refuse_stop_ns():
+def test_ns2_refuses_stop_ns_and_mininet_runs_it():
+    """ns-2's runner cannot stop a sender yet; the mininet backend's traffic
+    tools can (tests/test_mininet.py runs one)."""
     doc = small_dumbbell("ns3", duration_ns=2 * S, bulk_bytes=10**6)
     doc["flows"][1]["stop_ns"] = 500 * MS
-    for backend in (Ns2Backend(), MininetBackend()):
-        assert any(r.startswith("flows[1].stop_ns:") and "ns3 backend does" in r for r in backend.refuse(doc))
+    refused = Ns2Backend().refuse(doc)
+    assert any(r.startswith("flows[1].stop_ns:") and "ns3 backend does" in r for r in refused)
+    assert MininetBackend().refuse(doc) == []
     del doc["flows"][1]["stop_ns"]
-    for backend in (Ns2Backend(), MininetBackend()):
-        assert not any("stop_ns" in r for r in backend.refuse(doc))
+    assert not any("stop_ns" in r for r in Ns2Backend().refuse(doc))
 
 
 @needs(paths.NS3_RUNNER)
@@ -172,3 +174,42 @@ def test_ns3_runner_stops_a_bulk_flow_mid_transfer(tmp_path):
     # more), all within a round trip (24 ms + at most 100 queued packets)
     assert late and all(length == 40 for _, length in late), late
     assert max(t for t, _ in late) < 1.0 + 0.024 + 0.085, late[-1]
+
+
+@needs(paths.NS3_RUNNER)
+def test_ns3_runner_stops_a_flow_still_opening_without_a_rst(tmp_path):
+    """A sender stopped while its SYN is in flight (SYN_SENT) closes without a
+    RST, as RFC 793's ABORT and Linux (the mininet backend's senders) do:
+    the abort itself sends nothing. (A RST from SYN_SENT, when the SYN
+    was dropped, reached the sink's listening socket, which ns-3 put into a
+    zero-window persist state that crashed the run 6 s later.)"""
+    doc = small_dumbbell("ns3", duration_ns=7 * S, bulk_bytes=2_000_000)
+    doc["stop_when_done"] = False
+    doc["links"][-1]["queues"]["L"] = queue("droptail", limit_pkts=100)
+    doc["flows"] = [
+        # the round trip is 24 ms: stopped 5 ms after its SYN left
+        dict(
+            bulk_flow(0, src_port=10000, dst_port=5001, start_ns=50 * MS, seg_bytes=1000, nbytes=10**8),
+            stop_ns=55 * MS,
+        ),
+        bulk_flow(1, src_port=10001, dst_port=5002, start_ns=80 * MS, seg_bytes=1000, nbytes=2_000_000),
+    ]
+    assert doc["tcp"].get("handshake", True) is True
+    job = write_plan(tmp_path, doc)
+    out = tmp_path / "out"
+    subprocess.run(
+        [sys.executable, "-m", "qlab", "run-job", str(job), "--out", str(out)],
+        check=True,
+        capture_output=True,
+        cwd=REPO,
+    )
+    with gzip.open(out / "flows.csv.gz", "rt") as f:
+        rows = {int(r["flow_id"]): r for r in csv.DictReader(f)}
+    assert rows[0]["completed"] == "0" and rows[0]["bytes_delivered"] == "0" and rows[1]["completed"] == "1"
+    with gzip.open(out / "packets.csv.gz", "rt") as f:
+        mine = [r for r in csv.DictReader(f) if r["event"] == "enq" and r["flow_id"] == "0"]
+    # its SYN, then nothing until the SYN-ACK comes back (a round trip after
+    # the SYN) and its stack, with no connection for it, answers with a RST;
+    # an abort's RST would have left at the stop (55 ms)
+    times = [float(r["time_s"]) for r in mine]
+    assert len(times) == 2 and times[0] < 0.052 and times[1] > 0.050 + 0.024, mine

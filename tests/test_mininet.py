@@ -33,7 +33,7 @@ from qlab import plan as plans
 from qlab.backends.mininet import MininetBackend
 
 from .conftest import REPO, needs
-from .small_plans import LOSSLESS, MS, TCP, S, small_dumbbell, udp_flow
+from .small_plans import LOSSLESS, MS, TCP, S, bulk_flow, small_dumbbell, udp_flow
 from .small_plans import link as _link
 from .small_plans import queue as _queue
 from .small_plans import write_plan as _write
@@ -723,6 +723,62 @@ def test_run_job_runs_a_mininet_plan_to_finalised_traces(emu, tmp_path):
         "queues.csv.gz",
         "run.json",
     ]
+
+
+@needs_mininet
+def test_run_job_stops_a_bulk_flow_mid_transfer_as_ns3_does(emu, tmp_path):
+    """A bulk flow's stop_ns (the RB-AQM paper's classes switched off): its
+    sender aborts then, so its data cease at the bottleneck (afterwards only
+    40-byte RSTs, as in ns-3: tests/test_bulk_stop.py); it is done then
+    (stop_when_done ends the run once the other flow completes) and
+    finalised as ns-3's is: not completed, goodput over its life."""
+    doc = small_plan(duration_ns=6 * S, bulk_bytes=300_000)
+    doc["links"][-1]["queues"]["L"] = _queue("droptail", limit_pkts=100)
+    doc["flows"] = [
+        dict(
+            bulk_flow(0, src_port=10000, dst_port=5001, start_ns=50 * MS, seg_bytes=1000, nbytes=10**8),
+            stop_ns=1 * S,
+        ),
+        bulk_flow(1, src_port=10001, dst_port=5002, start_ns=80 * MS, seg_bytes=1000, nbytes=2_000_000),
+    ]
+    assert plans.check(doc) == [] and MininetBackend().refuse(doc) == []
+    plan_file = _write(tmp_path, doc)
+    for attempt in range(TIMING_ATTEMPTS):
+        out = tmp_path / f"res{attempt}"
+        proc = subprocess.run(
+            [str(QLAB), "run-job", str(plan_file), "--out", str(out), "--log", str(tmp_path / "log")],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr + (tmp_path / "log").read_text(errors="replace")[-3000:]
+        run = json.loads((out / "run.json").read_text())
+        if run["valid"]:
+            break
+    faithful(run["valid"], run["invalid_reasons"])
+    assert traces.check_dir(out) == []
+    # both flows done (flow 0 at its stop) before the 6 s the plan allows
+    assert run["all_completed"] is False and run["sim_end_s"] < 5.0, run["sim_end_s"]
+    with gzip.open(out / "flows.csv.gz", "rt") as f:
+        rows = {int(r["flow_id"]): r for r in csv.DictReader(f)}
+    assert rows[0]["completed"] == "0" and rows[1]["completed"] == "1"
+    assert rows[0]["end_s"] == "NA" and 0 < int(rows[0]["bytes_delivered"]) < 10**8
+    life_s = 1.0 - 0.05
+    want = 8 * int(rows[0]["bytes_delivered"]) / life_s
+    assert float(rows[0]["goodput_bps"]) == pytest.approx(want, rel=1e-6)
+    late, before = [], 0
+    with gzip.open(out / "packets.csv.gz", "rt") as f:
+        for r in csv.DictReader(f):
+            if r["event"] in ("enq", "drop") and r["flow_id"] == "0":
+                # the stop is a timer in a real process: allow 5 ms for it and the access hop
+                if float(r["time_s"]) > 1.0 + 0.005:
+                    late.append((float(r["time_s"]), int(r["len_bytes"])))
+                elif float(r["time_s"]) > 0.9:
+                    before += 1
+    assert before > 10  # it was sending up to the stop
+    assert late and all(length == 40 for _, length in late), late[:10]
+    assert max(t for t, _ in late) < 1.0 + 0.2, late[-1]
 
 
 @needs_mininet

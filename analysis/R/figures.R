@@ -161,6 +161,21 @@ plot_metric_by_variant <- function(summary, y_label, labels = NULL, order = NULL
   ordered <- dplyr::arrange(summary, .data$selector)
   summary$panel <- factor(selector_labels(summary, labels), levels = unique(selector_labels(ordered, labels)))
   summary$series <- factor(summary$series, levels = order)
+  backends <- if ("backend" %in% names(summary)) unique(summary$backend) else character()
+  if (length(backends) > 1) {
+    # an all_backends item (the emulation page): each series' value per
+    # backend side by side, no reference line (the series are compared
+    # between backends, not against the first)
+    dodge <- ggplot2::position_dodge(width = 0.4)
+    return(ggplot2::ggplot(summary, ggplot2::aes(x = .data$series, y = .data$mean, colour = .data$backend,
+                                                 shape = .data$backend)) +
+      ggplot2::geom_errorbar(ggplot2::aes(ymin = .data$ci_lo, ymax = .data$ci_hi), width = 0.3, position = dodge) +
+      ggplot2::geom_point(size = 1.8, position = dodge) +
+      ggplot2::facet_wrap(ggplot2::vars(.data$panel), ncol = 1, scales = "free_y") +
+      ggplot2::labs(x = "Series", y = y_label, colour = "Backend", shape = "Backend") +
+      ggplot2::theme_bw() +
+      ggplot2::theme(legend.position = "bottom"))
+  }
   reference <- dplyr::filter(summary, .data$series == order[[1]])
   ggplot2::ggplot(summary, ggplot2::aes(x = .data$series, y = .data$mean)) +
     ggplot2::geom_hline(data = reference, ggplot2::aes(yintercept = .data$mean), linetype = "dashed",

@@ -68,7 +68,10 @@ summarise_useful_vs_sessions <- function(item, scenario_data) {
 
 #' Per-class time series in one panel per series: each selector's median
 #' as a line and its 2.5-97.5% band over the seeds as a ribbon; a
-#' backlog_avg_pkts selector is drawn as the paper's thick black line.
+#' backlog_avg_pkts selector is drawn as the paper's thick black line. When
+#' the table holds several backends (an `all_backends` item: the emulation
+#' page's ns-3 and Mininet runs of the same jobs), a row of panels per
+#' backend, the series across.
 plot_time_series <- function(summary, x_label, y_label, labels, y_scale = 1) {
   require_columns(summary, c("series", "selector", "metric", "x", "mean", "ci_lo", "ci_hi"), "plot time series")
   summary <- dplyr::mutate(summary, what = factor(labels[.data$selector], levels = unique(labels)))
@@ -81,8 +84,14 @@ plot_time_series <- function(summary, x_label, y_label, labels, y_scale = 1) {
   if (nrow(avg) > 0) {
     plot <- plot + ggplot2::geom_line(data = avg, colour = "black", linewidth = 1.1)
   }
+  backends <- if ("backend" %in% names(summary)) unique(summary$backend) else character()
+  facets <- if (length(backends) > 1) {
+    ggplot2::facet_grid(rows = ggplot2::vars(.data$backend), cols = ggplot2::vars(.data$series))
+  } else {
+    ggplot2::facet_wrap(~ series, ncol = 1)
+  }
   plot +
-    ggplot2::facet_wrap(~ series, ncol = 1) +
+    facets +
     ggplot2::labs(x = x_label, y = y_label, colour = NULL, fill = NULL) +
     ggplot2::theme_bw() +
     ggplot2::theme(legend.position = "bottom")

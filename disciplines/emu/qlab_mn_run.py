@@ -31,7 +31,8 @@ The plan's dumbbell (every name starts with the run's tag, e.g. `q3f`):
     NewReno, SACK, timestamps, window scaling, ECN off; initcwnd and rto_min
     on the route);
   - one sender and one sink process per flow (qlab_traffic.py), bound to the
-    flow's ports, so hosts may carry several flows and the 5-tuple is the plan's.
+    flow's ports, so hosts may carry several flows and the 5-tuple is the plan's;
+    a bulk flow with stop_ns is aborted then by its sender (done then, as in ns-3).
 
 Cleanup: every process started for the run carries QLAB_MN_TAG=<tag> in its
 environment; the run's bridges and root-namespace interfaces carry the tag in
@@ -649,7 +650,8 @@ def done_at(plan: dict, f: dict, sink: Path, epoch_ns: int) -> int | None:
     got = read_json(sink)
     if got and got.get("rx_bytes") == f["bytes"]:
         return got["last_rx_ns"] - epoch_ns
-    return None
+    # stopped mid-transfer (stop_ns; qlab_traffic.py aborts the sender then)
+    return f.get("stop_ns")
 
 
 def wait_for_end(plan: dict, emu_proc: subprocess.Popen, sinks: dict[int, Path], epoch_ns: int) -> None:

@@ -23,8 +23,20 @@ never reads half of it), absolute times:
     (the kernel's receive timestamps), delay_sum_ns and delay_max_ns (receive
     time minus the send time in the datagram); on SIGTERM;
   - TCP sender: tx_packets and retx_packets from TCP_INFO
-    (tcpi_data_segs_out, tcpi_total_retrans); UDP sender: tx_packets,
+    (tcpi_data_segs_out, and tcpi_total_retrans less the SYNs sent again
+    before the connection was established: data segments only, as every
+    backend counts them); UDP sender: tx_packets,
     send_errors, late_max_ns; when done or on SIGTERM.
+
+A bulk flow with `stop_ns` (docs/jobs.md) is stopped mid-transfer then, as
+ns-3's runner stops it: a timer (SIGALRM) interrupts the sender wherever it
+is (connecting, sending, waiting for the sink), which reads its TCP_INFO
+counters and aborts the connection (SO_LINGER 0, then close: the unsent
+data are discarded and one RST goes out; the ACKs of what was in flight
+find no socket and are answered with RSTs by the stack). It sends nothing
+more; its file then also holds `stopped_ns`. The sink takes the RST as the
+end of the data (what it read stays counted). A flow whose sink had every
+byte before its stop_ns is complete, and its timer is cancelled.
 
 UDP datagrams carry a 12-byte header at the start of the payload: the
 sequence number (u32) and the send time (u64 ns), big-endian, then zeros up
@@ -57,8 +69,40 @@ class Stop(Exception):
     pass
 
 
+class Halt(Exception):
+    """A bulk flow's stop_ns has come (SIGALRM): abort mid-transfer."""
+
+
 def _stop(_sig: int, _frame: object) -> None:
     raise Stop()
+
+
+def _halt(_sig: int, _frame: object) -> None:
+    raise Halt()
+
+
+def arm_stop(stop_abs_ns: int | None) -> None:
+    """SIGALRM (Halt) at stop_abs_ns; at once if that has passed. None: nothing."""
+    if stop_abs_ns is None:
+        return
+    signal.signal(signal.SIGALRM, _halt)
+    left = stop_abs_ns - time.time_ns()
+    if left <= 0:
+        raise Halt()
+    signal.setitimer(signal.ITIMER_REAL, left / 1e9)
+
+
+def disarm_stop() -> None:
+    signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def abort(sock: socket.socket) -> None:
+    """Close with a RST at once, the unsent data discarded (SO_LINGER 0)."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    sock.close()
 
 
 def write_json(path: str, obj: dict) -> None:
@@ -101,19 +145,22 @@ def tcp_sink(spec: dict, end_ns: int, out: str) -> None:
     write_json(out + ".listening", {})
     try:
         conn, _ = srv.accept()
-        while state["rx_bytes"] < goal:
-            data = conn.recv(1 << 16)
-            now = time.time_ns()
-            if not data or now > end_ns:
-                break
-            if state["first_rx_ns"] is None:
-                state["first_rx_ns"] = now
-            state["rx_bytes"] = min(goal, state["rx_bytes"] + len(data))
-            state["last_rx_ns"] = now
-        if state["rx_bytes"] == goal:
-            write_json(out, state)  # the goal: the runner polls for it
-        while conn.recv(1 << 16):
-            pass
+        try:
+            while state["rx_bytes"] < goal:
+                data = conn.recv(1 << 16)
+                now = time.time_ns()
+                if not data or now > end_ns:
+                    break
+                if state["first_rx_ns"] is None:
+                    state["first_rx_ns"] = now
+                state["rx_bytes"] = min(goal, state["rx_bytes"] + len(data))
+                state["last_rx_ns"] = now
+            if state["rx_bytes"] == goal:
+                write_json(out, state)  # the goal: the runner polls for it
+            while conn.recv(1 << 16):
+                pass
+        except ConnectionResetError:
+            pass  # the sender stopped mid-transfer (stop_ns): the data end here
         conn.close()  # the sender waits for it before it reads its counters
         signal.pause()
     except Stop:
@@ -132,21 +179,42 @@ def tcp_send(spec: dict, epoch_ns: int, out: str) -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, tcp["snd_buf_bytes"])
     sock.bind(("0.0.0.0", f["src_port"]))
     state = {"tx_packets": 0, "retx_packets": 0, "final": False}
+    stop = epoch_ns + f["stop_ns"] if "stop_ns" in f else None
+    # SYNs sent again (tcpi_total_retrans counts them): None until connected,
+    # when every retransmission so far was one
+    syn = {"retx": None}
+
+    def counts() -> tuple[int, int]:
+        segs, retx = tcp_counts(sock)
+        return segs, retx - (retx if syn["retx"] is None else syn["retx"])
+
     try:
-        sleep_until(epoch_ns + f["start_ns"])
-        sock.connect((spec["dst_address"], f["dst_port"]))
-        left = f["bytes"]
-        chunk = bytes(min(left, 1 << 16))
-        while left > 0:
-            left -= sock.send(chunk[: min(left, len(chunk))])
-        sock.shutdown(socket.SHUT_WR)
-        while sock.recv(4096):
-            pass
-        state["tx_packets"], state["retx_packets"] = tcp_counts(sock)
+        try:
+            sleep_until(epoch_ns + f["start_ns"])
+            arm_stop(stop)
+            sock.connect((spec["dst_address"], f["dst_port"]))
+            syn["retx"] = tcp_counts(sock)[1]
+            left = f["bytes"]
+            chunk = bytes(min(left, 1 << 16))
+            while left > 0:
+                left -= sock.send(chunk[: min(left, len(chunk))])
+            sock.shutdown(socket.SHUT_WR)
+            while sock.recv(4096):
+                pass
+            disarm_stop()  # the sink has every byte: complete before its stop
+        except Halt:
+            state["tx_packets"], state["retx_packets"] = counts()
+            state["stopped_ns"] = time.time_ns()
+            abort(sock)
+        else:
+            state["tx_packets"], state["retx_packets"] = counts()
         write_json(out, state)
         signal.pause()
     except Stop:
-        state["tx_packets"], state["retx_packets"] = tcp_counts(sock)
+        if stop is not None:
+            disarm_stop()
+        if "stopped_ns" not in state and sock.fileno() >= 0:
+            state["tx_packets"], state["retx_packets"] = counts()
     state["final"] = True
     write_json(out, state)
 

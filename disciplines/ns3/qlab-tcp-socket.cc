@@ -113,6 +113,19 @@ QlabTcpSocket::Abort()
     {
         return;
     }
+    if (m_state == SYN_SENT)
+    {
+        // Still opening: no RST (RFC 793's ABORT in SYN-SENT, and Linux's
+        // close with SO_LINGER 0 there, which the mininet backend's senders
+        // do): the peer has no connection to reset. A RST would reach the
+        // sink's listening socket, which ns-3 3.37 puts into the zero-window
+        // persist state (a listening socket's window is 0) and never takes
+        // out: its probe 6 s later, with nothing to send, crashes the run.
+        NotifyErrorClose();
+        DeallocateEndPoint(); // every timer cancelled, the SYN's included
+        m_state = CLOSED;
+        return;
+    }
     // TcpSocketBase::SendRST: the RST, NotifyErrorClose, DeallocateEndPoint
     // (which cancels every timer, the pending-data event included).
     SendRST();

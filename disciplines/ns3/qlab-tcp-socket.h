@@ -93,6 +93,7 @@ class QlabTcpSocket : public TcpSocketBase
      * Abort the connection, as an application killed mid-transfer: one RST
      * to the peer, every timer cancelled, the endpoint released, state
      * CLOSED; nothing more is sent (no buffered data, no retransmission).
+     * A socket still opening (SYN_SENT) sends no RST (RFC 793's ABORT).
      * A socket without an endpoint (never connected, or already released)
      * is left alone.  The plan's bulk stop_ns (docs/jobs.md).
      */

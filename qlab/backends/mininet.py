@@ -213,12 +213,6 @@ class MininetBackend(Backend):
                 f"flows: app poisson (flow {poisson[0]}): qlab's emulation traffic generator does not "
                 "yet implement the contract's Poisson generator (docs/jobs.md); the ns3 backend does"
             )
-        stopped = [j for j, f in enumerate(plan["flows"]) if "stop_ns" in f]
-        if stopped:
-            out.append(
-                f"flows[{stopped[0]}].stop_ns: qlab's emulation traffic generator does not yet stop a "
-                "bulk flow mid-transfer (docs/jobs.md, stop_ns); the ns3 backend does"
-            )
         if len(plan["flows"]) > MAX_FLOWS:
             out.append(f"flows: at most {MAX_FLOWS} flows in emulation, got {len(plan['flows'])}")
         return out

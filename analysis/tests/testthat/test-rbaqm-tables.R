@@ -45,3 +45,29 @@ test_that("a metric_by_series item may show some of its scenario's series", {
   item$series <- list("rb", "tau10")
   expect_error(summarise_metric_by_series(item, list(metrics = metrics, sweep_vars = character())), "tau10")
 })
+
+test_that("an all_backends time series has a row of panels per backend; one backend keeps a panel per series", {
+  summary <- tidyr::expand_grid(backend = c("ns3", "mininet"), series = "rb", selector = 1:2, x = c(0.5, 1)) |>
+    dplyr::mutate(metric = "class_rate_bps", mean = seq_len(dplyr::n()), ci_lo = .data$mean - 1,
+                  ci_hi = .data$mean + 1)
+  layout <- ggplot2::ggplot_build(plot_time_series(summary, "t", "rate", c("class 1", "class 2")))$layout$layout
+  expect_equal(nrow(layout), 2)
+  expect_setequal(as.character(layout$backend), c("ns3", "mininet"))
+  one <- dplyr::filter(summary, .data$backend == "ns3")
+  layout <- ggplot2::ggplot_build(plot_time_series(one, "t", "rate", c("class 1", "class 2")))$layout$layout
+  expect_equal(nrow(layout), 1)
+  expect_false("backend" %in% names(layout))
+})
+
+test_that("an all_backends panel of metrics shows each backend's value per series, with no reference line", {
+  summary <- tidyr::expand_grid(backend = c("ns3", "mininet"), series = c("rb", "wred"), selector = 1:2) |>
+    dplyr::mutate(metric = c("total_backlog_pkts", "link_utilisation")[.data$selector],
+                  mean = seq_len(dplyr::n()), ci_lo = .data$mean - 0.5, ci_hi = .data$mean + 0.5)
+  plot <- plot_metric_by_variant(summary, "value", labels = c("backlog", "use"), order = c("rb", "wred"))
+  built <- ggplot2::ggplot_build(plot)
+  expect_false(any(purrr::map_lgl(plot$layers, function(l) inherits(l$geom, "GeomHline"))))
+  points <- built$data[[2]]
+  expect_equal(nrow(points), 8)
+  expect_equal(length(unique(points$colour)), 2)  # a colour per backend
+  expect_equal(sort(points$y), as.numeric(1:8))
+})
