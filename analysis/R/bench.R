@@ -179,7 +179,9 @@ method_adaptive <- paste(
 #'   `stopped` ("width" or "cap").
 adaptive_seeds <- function(draw, width, batch = 5L, cap = 50L) {
   if (!is.function(draw)) stop("adaptive seeds: `draw` must be a function of seeds")
-  if (!is.numeric(width) || length(width) != 1 || !(width > 0)) stop("adaptive seeds: `width` must be a positive number")
+  if (!is.numeric(width) || length(width) != 1 || !(width > 0)) {
+    stop("adaptive seeds: `width` must be a positive number")
+  }
   if (batch < 2 || cap < batch) stop("adaptive seeds: `batch` must be at least 2 and `cap` at least `batch`")
   seeds <- integer()
   differences <- numeric()

@@ -80,10 +80,12 @@ main <- function() {
   )
   names(table) <- c("metric", options$a, options$b, sprintf("%s - %s (paired)", options$a, options$b), "Holm p",
                     "verdict")
-  cat(sprintf("%s on %s (%s): %d seeds paired; means with 95%% t-intervals\n\n", options$a, scenario,
-              options$backend, max(effects$n)))
+  cat(sprintf("%s vs %s on %s (%s): %d seeds paired; means with 95%% t-intervals\n\n", options$a, options$b,
+              scenario, options$backend, max(effects$n)))
+  options(width = 10000)
   print(table, row.names = FALSE, right = FALSE)
-  cat(sprintf("\n%s\n", method_bench_effect))
+  cat(sprintf(paste("\npaired by seed: mean per-seed difference %s - %s with its 95%% t-interval; two-sided paired",
+                    "t-tests, Holm-adjusted over the workload's %d metrics\n"), options$a, options$b, nrow(table)))
 }
 
 main()
