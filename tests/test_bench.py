@@ -77,10 +77,9 @@ def test_a_newly_registered_discipline_joins_the_suite_with_its_defaults(copied_
 
 
 def test_a_stated_configuration_wins_over_the_defaults(copied_discipline: str):
-    doc = sc.with_every_discipline(
-        {"every_discipline": True, "series": {copied_discipline: {"kind": "droptail", "params": {"limit_pkts": 7}}}}
-    )
-    assert doc["series"][copied_discipline] == {"kind": "droptail", "params": {"limit_pkts": 7}}
+    stated = {"kind": "droptail", "params": {"limit_pkts": 7}}
+    doc = sc.with_every_discipline({"every_discipline": True, "series": {copied_discipline: stated}})
+    assert doc["series"][copied_discipline] == stated
     assert sc.with_every_discipline({"series": {}}) == {"series": {}}
 
 
