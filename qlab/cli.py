@@ -452,6 +452,8 @@ def compare_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
     script = paths.ROOT / "analysis" / "scripts" / "compare.R"
     show = ["Rscript", str(script), "--results", results, "--workload", args.workload]
     show += ["--a", args.a, "--b", args.b, "--backend", args.backend]
+    if args.html:
+        show += ["--html", str(Path(args.html).resolve())]
     return run, show
 
 
@@ -751,6 +753,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--profile", default="quick", choices=PROFILES, help="seeds and scale")
     cp.add_argument("--results", default="results", help="results directory")
     cp.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="parallel simulations")
+    cp.add_argument("--html", metavar="FILE", help="also write the table as a small HTML page")
     cp.add_argument("--dry-run", action="store_true", help="print the two commands, run nothing")
     cp.set_defaults(func=cmd_compare)
 

@@ -165,6 +165,14 @@ def summary(results: Path, site: Path, wall_s: float | None) -> list[str]:
             counts = ", ".join(f"{n} {v}" for v, n in ranked)
             on = f" on {backend}" if backend else ""
             lines.append(f"    {sum(verdicts.values())} claims{on}: {counts}")
+    ranking = analysis / "bench" / "ranking.csv"
+    if ranking.is_file():
+        with ranking.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        workloads, disciplines = ({row.get(key) for row in rows} for key in ("workload", "series"))
+        lines.append(
+            f"  benchmark: {len(disciplines)} disciplines ranked on {len(workloads)} workloads ({ranking})"
+        )
     runs = invalid = 0
     for f in results.glob("*/*/*/runs.csv.gz"):
         try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from qlab import cli, core
+from qlab import cli, core, progress
 from qlab import scenario as sc
 
 from .conftest import REPO
@@ -104,4 +104,15 @@ def test_compare_runs_the_workload_through_the_workflow(capsys: pytest.CaptureFi
     run, show = capsys.readouterr().out.splitlines()
     assert "snakemake" in run and "scenarios/bench/small-flows.yaml" in run
     assert run.endswith(f"{tmp_path}/bench/small-flows/ns3/flows.csv.gz")
-    assert "compare.R" in show and "--a ncq --b droptail" in show
+    assert "compare.R" in show and "--a ncq --b droptail" in show and "--html" not in show
+    assert compare("ncq", "droptail", "--workload", "bulk", "--html", str(tmp_path / "c.html"))[0] == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith(f"--html {tmp_path / 'c.html'}")
+
+
+def test_the_reproduction_summary_counts_the_leaderboard(tmp_path: Path):
+    bench = tmp_path / "results" / "analysis" / "bench"
+    bench.mkdir(parents=True)
+    rows = [f"{w},{s}" for w in ("bulk", "web") for s in ("droptail", "ncq", "red")]
+    (bench / "ranking.csv").write_text("workload,series\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    lines = progress.summary(tmp_path / "results", tmp_path / "site", None)
+    assert any("benchmark: 3 disciplines ranked on 2 workloads" in line for line in lines), lines

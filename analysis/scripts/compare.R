@@ -2,8 +2,9 @@
 # `qlab compare A B --workload W`: the paired differences A - B on a
 # benchmark workload's metrics (analysis/bench.yaml), as a terminal table.
 #
-#   Rscript analysis/scripts/compare.R --results DIR --workload W --a A --b B --backend ns3
+#   Rscript analysis/scripts/compare.R --results DIR --workload W --a A --b B --backend ns3 [--html FILE]
 #
+# With --html, the same table is also written as a small HTML page.
 # Reads DIR/bench/W/<backend>/ (collected tables); exit 2 when A or B did not run there.
 
 if (Sys.getenv("TZ") == "") Sys.setenv(TZ = "UTC")
@@ -16,7 +17,7 @@ fail <- function(message) {
 }
 
 parse_args <- function(args) {
-  known <- c("results", "workload", "a", "b", "backend")
+  known <- c("results", "workload", "a", "b", "backend", "html")
   options <- list()
   if (length(args) %% 2 != 0) fail("compare.R: expected --name value pairs")
   for (i in seq(1, length(args), by = 2)) {
@@ -24,7 +25,7 @@ parse_args <- function(args) {
     if (!name %in% known) fail(sprintf("compare.R: unexpected argument '%s'", args[[i]]))
     options[[name]] <- args[[i + 1]]
   }
-  missing <- setdiff(known, names(options))
+  missing <- setdiff(setdiff(known, "html"), names(options))
   if (length(missing) > 0) fail(sprintf("compare.R: --%s is required", missing[[1]]))
   options
 }
@@ -80,12 +81,21 @@ main <- function() {
   )
   names(table) <- c("metric", options$a, options$b, sprintf("%s - %s (paired)", options$a, options$b), "Holm p",
                     "verdict")
-  cat(sprintf("%s vs %s on %s (%s): %d seeds paired; means with 95%% t-intervals\n\n", options$a, options$b,
-              scenario, options$backend, max(effects$n)))
+  title <- sprintf("%s vs %s on %s (%s): %d seeds paired; means with 95%% t-intervals", options$a, options$b,
+                   scenario, options$backend, max(effects$n))
+  method <- sprintf(paste("paired by seed: mean per-seed difference %s - %s with its 95%% t-interval; two-sided",
+                          "paired t-tests, Holm-adjusted over the workload's %d metrics"),
+                    options$a, options$b, nrow(table))
+  if (!is.null(options$html)) {
+    body <- knitr::kable(table, format = "html", escape = TRUE, caption = title)
+    writeLines(c("<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">", sprintf("<title>%s</title>", title),
+                 "<style>table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ccc}</style>",
+                 "</head><body>", body, sprintf("<p>%s</p>", method), "</body></html>"), options$html)
+  }
   options(width = 10000)
+  cat(title, "\n\n", sep = "")
   print(table, row.names = FALSE, right = FALSE)
-  cat(sprintf(paste("\npaired by seed: mean per-seed difference %s - %s with its 95%% t-interval; two-sided paired",
-                    "t-tests, Holm-adjusted over the workload's %d metrics\n"), options$a, options$b, nrow(table)))
+  cat("\n", method, "\n", sep = "")
 }
 
 main()
