@@ -162,11 +162,6 @@ bench_leaderboard <- function(metrics_by_workload, spec) {
 
 # ---- adaptive repetition ------------------------------------------------------
 
-method_adaptive <- paste(
-  "adaptive repetition: seeds in batches; stop when the 95% t-interval of the paired difference is narrower",
-  "than the stated width, or at the cap"
-)
-
 #' Run seeds in batches until the paired difference's 95% t-interval is
 #' narrower than `width`, or `cap` seeds have run.
 #'
