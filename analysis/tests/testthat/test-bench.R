@@ -125,12 +125,13 @@ test_that("adaptive repetition takes more seeds for noisier differences", {
 
 test_that("the stopped interval still covers the true difference about 95% of the time", {
   set.seed(4)
-  covered <- purrr::map_lgl(1:300, function(i) {
+  covered <- purrr::map_lgl(1:120, function(i) {
     run <- adaptive_seeds(function(seeds) 2 + stats::rnorm(length(seeds), sd = 1), width = 1.2, batch = 5, cap = 60)
     run$interval$ci_lo <= 2 && 2 <= run$interval$ci_hi
   })
-  # optional stopping costs some coverage; the page discloses the rule
-  expect_gt(mean(covered), 0.88)
+  # optional stopping costs some coverage (the page discloses the rule): 0.95
+  # at this seed, 0.89-0.975 at others; a gross check, 120 trials take ~1.5 s
+  expect_gt(mean(covered), 0.85)
 })
 
 test_that("adaptive repetition refuses bad arguments", {
