@@ -403,6 +403,88 @@ def cmd_figure(args: argparse.Namespace) -> int:
     return 0
 
 
+BENCH_DIR = "bench"
+
+
+def compare_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
+    """(the Snakemake command that runs or reuses a benchmark workload's
+    jobs, the Rscript command that prints A vs B); a string: why not."""
+    from qlab import scenario as sc
+
+    path = paths.SCENARIOS / BENCH_DIR / f"{args.workload}.yaml"
+    known = sorted(
+        p.stem for p in (paths.SCENARIOS / BENCH_DIR).glob("*.yaml") if not sc.load(p).doc.get("abstract")
+    )
+    if args.workload not in known:
+        listed = ", ".join(known)
+        return f"qlab compare: --workload {args.workload}: no such workload (scenarios/bench/: {listed})"
+    try:
+        scen = sc.load(path)
+        doc = sc.resolve(scen, args.profile)
+    except sc.ScenarioError as exc:
+        return "\n".join(exc.problems)
+    for name in (args.a, args.b):
+        if name not in doc["series"]:
+            return (
+                f"qlab compare: {name}: not a discipline of {display(path)} "
+                f"(series: {', '.join(sorted(doc['series']))})"
+            )
+    if args.backend not in doc["backends"]:
+        return f"qlab compare: --backend {args.backend}: {display(path)} runs on {', '.join(doc['backends'])}"
+    results = str(Path(args.results).resolve())
+    snakemake = Path(sys.executable).with_name("snakemake")
+    run = [
+        str(snakemake),
+        "--workflow-profile",
+        "workflows/profiles/local",
+        "--cores",
+        str(args.cores),
+        "--config",
+        f"profile={args.profile}",
+        f"results={results}",
+        f"scenarios={json.dumps([str(path)])}",
+        f"backends={json.dumps([args.backend])}",
+        "--quiet",
+        "host",
+        "--",
+        f"{results}/{BENCH_DIR}/{args.workload}/{args.backend}/flows.csv.gz",
+    ]
+    script = paths.ROOT / "analysis" / "scripts" / "compare.R"
+    show = ["Rscript", str(script), "--results", results, "--workload", args.workload]
+    show += ["--a", args.a, "--b", args.b, "--backend", args.backend]
+    if args.html:
+        show += ["--html", str(Path(args.html).resolve())]
+    return run, show
+
+
+def display(path: Path) -> str:
+    try:
+        return str(path.relative_to(paths.ROOT))
+    except ValueError:
+        return str(path)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    plan = compare_plan(args)
+    if isinstance(plan, str):
+        return _fail(plan.splitlines())
+    run, show = plan
+    if args.dry_run:
+        print(shlex.join(run))
+        print(shlex.join(show))
+        return 0
+    if not shutil.which("Rscript"):
+        return _fail(["qlab compare: Rscript not found (scripts/setup.sh installs R)"])
+    env = {**os.environ, "TZ": "UTC"}
+    proc = subprocess.run(run, cwd=paths.ROOT, check=False, env=env)
+    if proc.returncode != 0:
+        return _fail(
+            [f"qlab compare: the workflow failed (exit {proc.returncode}); logs: {args.results}/logs/"]
+        )
+    proc = subprocess.run(show, check=False, env=env)
+    return 0 if proc.returncode == 0 else (EXIT_USER if proc.returncode == 2 else 1)
+
+
 def cmd_images(args: argparse.Namespace) -> int:
     from qlab import containers
 
@@ -653,6 +735,27 @@ def build_parser() -> argparse.ArgumentParser:
     fg.add_argument("--backend", action="append", help="run on this backend (repeat; default: ns3)")
     fg.add_argument("--dry-run", action="store_true", help="print the command and the CSV, run nothing")
     fg.set_defaults(func=cmd_figure)
+
+    cp = _command(
+        sub,
+        "compare",
+        "two disciplines on a benchmark workload: paired differences with intervals and a verdict",
+        "Runs (or reuses) the jobs of one workload of scenarios/bench/ through the workflow, as "
+        "`qlab figure` does (every discipline of the workload, so the leaderboard can reuse them), "
+        "then prints, per metric of the workload (analysis/bench.yaml), A's and B's means with 95% "
+        "t-intervals, the paired difference A - B over seeds with its interval, the Holm-adjusted "
+        "p-value over the workload's metrics and a verdict (analysis/scripts/compare.R).",
+    )
+    cp.add_argument("a", metavar="A", help="a discipline (series) of the workload, e.g. ncq")
+    cp.add_argument("b", metavar="B", help="the one to compare with, e.g. droptail")
+    cp.add_argument("--workload", required=True, help="a workload of scenarios/bench/ (e.g. small-flows)")
+    cp.add_argument("--backend", default="ns3", help="the backend whose runs to compare")
+    cp.add_argument("--profile", default="quick", choices=PROFILES, help="seeds and scale")
+    cp.add_argument("--results", default="results", help="results directory")
+    cp.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="parallel simulations")
+    cp.add_argument("--html", metavar="FILE", help="also write the table as a small HTML page")
+    cp.add_argument("--dry-run", action="store_true", help="print the two commands, run nothing")
+    cp.set_defaults(func=cmd_compare)
 
     im = _command(
         sub,

@@ -31,8 +31,21 @@ STEPS = re.compile(r"^(\d+) of (\d+) steps \((\d+)%\) done")
 FINISHED = re.compile(r"^Finished jobid: \d+ \(Rule: (\S+)\)")
 STAT = re.compile(r"^(\S+)\s+(\d+)$")
 # rough relative cost of one job of each rule, for the estimate of time left
-COST = {"simulate": 10.0, "collect": 2.0, "analyze": 10.0, "report": 10.0, "describe_scenario": 0.5}
-STAGE_NAMES = {"simulate": "runs", "collect": "collect", "analyze": "analysis", "report": "report"}
+COST = {
+    "simulate": 10.0,
+    "collect": 2.0,
+    "analyze": 10.0,
+    "analyze_bench": 10.0,
+    "report": 10.0,
+    "describe_scenario": 0.5,
+}
+STAGE_NAMES = {
+    "simulate": "runs",
+    "collect": "collect",
+    "analyze": "analysis",
+    "analyze_bench": "benchmark",
+    "report": "report",
+}
 ERROR_LINE = re.compile(r"(Error|error:|Exception|exit status|failed|refus|not valid|cannot|Traceback)")
 
 
@@ -152,6 +165,14 @@ def summary(results: Path, site: Path, wall_s: float | None) -> list[str]:
             counts = ", ".join(f"{n} {v}" for v, n in ranked)
             on = f" on {backend}" if backend else ""
             lines.append(f"    {sum(verdicts.values())} claims{on}: {counts}")
+    ranking = analysis / "bench" / "ranking.csv"
+    if ranking.is_file():
+        with ranking.open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        workloads, disciplines = ({row.get(key) for row in rows} for key in ("workload", "series"))
+        lines.append(
+            f"  benchmark: {len(disciplines)} disciplines ranked on {len(workloads)} workloads ({ranking})"
+        )
     runs = invalid = 0
     for f in results.glob("*/*/*/runs.csv.gz"):
         try:

@@ -646,6 +646,7 @@ def load(path: str | Path) -> Scenario:
     scen_id = f"{paper_dir}/{path.stem}"
     problems: list[tuple[str, str]] = []
     if not doc.get("abstract"):
+        doc = with_every_discipline(doc)
         problems = _schema_problems(doc)
         if not problems:
             problems = _semantic_problems(doc)
@@ -671,6 +672,22 @@ def load(path: str | Path) -> Scenario:
             lines.append(f"{display_path(origin)}: {fpath}: {msg}")
         raise ScenarioError(lines)
     return Scenario(id=scen_id, file=path, doc=doc, origins=origins, files=files)
+
+
+def with_every_discipline(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with a series per discipline of the core's registry when
+    it says ``every_discipline: true`` (the benchmark suite): a discipline
+    that no series labelled with its name configures runs with the
+    registry's defaults, so a newly registered discipline joins every such
+    scenario without an edit. Series the file states are kept as written."""
+    if doc.get("every_discipline") is not True or not isinstance(doc.get("series"), dict):
+        return doc
+    from qlab import core
+
+    out = copy.deepcopy(doc)
+    for name in core.names():
+        out["series"].setdefault(name, {"kind": name, "params": {}})
+    return out
 
 
 def origin_of(field_path: str, origins: dict[str, Path], default: Path) -> Path:
@@ -764,7 +781,17 @@ DEFAULT_MAX_PACKETS = 10**11
 # on/off periods are drawn into the plan, one entry each: a flow's mean
 # number of periods, active time / (on_s + off_s), is bounded
 MAX_PERIODS_PER_FLOW = 100_000
-NOT_SWEPT = ("extends", "abstract", "paper", "profiles", "seeds", "sweep", "backends", "assumptions")
+NOT_SWEPT = (
+    "extends",
+    "abstract",
+    "paper",
+    "profiles",
+    "seeds",
+    "sweep",
+    "backends",
+    "assumptions",
+    "every_discipline",
+)
 
 
 def limits() -> tuple[int, float]:

@@ -145,6 +145,14 @@ def test_a_new_discipline_touches_six_files_and_runs_everywhere(tree):
     _, rows = traces.read_csv_gz(out / "flows.csv.gz")
     assert all(r[10] == "1" for r in rows), rows  # every transfer completed
 
+    # the benchmark suite takes it with no edit (every_discipline: true), at
+    # its registry defaults, in every workload (tests/test_bench.py checks the
+    # leaderboard side without a build)
+    bench = tree / "scenarios/bench/bulk.yaml"
+    sh(*qlab, "expand", "--profile", "test", "--results", build / "bench", bench, env=env, cwd=tree)
+    bench_plan = json.loads((build / "bench/jobs/bench/bulk/ns3" / NAME / "seed-1.json").read_text())
+    assert next(lk for lk in bench_plan["links"] if lk["id"] == "bottleneck")["queues"]["L"]["kind"] == NAME
+
     # qlab-emu: listed, and its own queueing code replays the golden vector
     sh("make", "-s", "-C", tree / "disciplines/emu", f"BUILD={build / 'emu'}")
     emu = build / "emu/qlab-emu"

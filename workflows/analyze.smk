@@ -26,6 +26,25 @@ rule analyze:
         " --out $(dirname {output.claims}) > {log} 2>&1"
 
 
+rule analyze_bench:
+    input:
+        collected_of_bench,
+        ANALYSIS_CODE,
+        spec="analysis/bench.yaml",
+    output:
+        ranking=f"{RESULTS}/analysis/{BENCH}/ranking.csv",
+        effects=f"{RESULTS}/analysis/{BENCH}/effects.csv",
+        seeds=f"{RESULTS}/analysis/{BENCH}/seeds.csv",
+    log:
+        f"{RESULTS}/logs/analyze/{BENCH}.log",
+    threads: 1
+    params:
+        results=lambda w, output: Path(output.ranking).parents[2],
+    shell:
+        "TZ=UTC Rscript analysis/scripts/bench.R --results {params.results}"
+        " --out $(dirname {output.ranking}) > {log} 2>&1"
+
+
 rule provenance:
     input:
         # each scenario on the backends it lists (and the workflow runs)

@@ -85,7 +85,12 @@ def papers_with_analytic_items():
     return out
 
 
-PAPERS = sorted({s.paper for s in SCENARIOS} | papers_with_analytic_items())
+# The benchmark suite (scenarios/bench/) is no paper: its leaderboard is
+# computed by the analyze_bench rule (analysis/scripts/bench.R), not from a
+# paper spec and claims.
+BENCH = "bench"
+BENCH_SCENARIOS = [s for s in SCENARIOS if s.paper == BENCH]
+PAPERS = sorted(({s.paper for s in SCENARIOS} | papers_with_analytic_items()) - {BENCH})
 
 
 def git_state():
@@ -185,6 +190,17 @@ def collected_of_paper(wildcards):
             f"{RESULTS}/{j.scenario}/{j.backend}/flows.csv.gz"
             for j in JOBS
             if j.scenario.split("/")[0] == wildcards.paper
+        }
+    ) + image_of("analysis")
+
+
+def collected_of_bench(wildcards):
+    """The collected flow tables of every benchmark workload (and backend)."""
+    return sorted(
+        {
+            f"{RESULTS}/{j.scenario}/{j.backend}/flows.csv.gz"
+            for j in JOBS
+            if j.scenario.split("/")[0] == BENCH
         }
     ) + image_of("analysis")
 

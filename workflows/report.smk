@@ -12,6 +12,7 @@ rule report:
     input:
         REPORT_SOURCES,
         [f"{RESULTS}/analysis/{paper}/claims.csv" for paper in PAPERS],
+        [f"{RESULTS}/analysis/{BENCH}/ranking.csv"] if BENCH_SCENARIOS else [],
         provenance=f"{RESULTS}/provenance.json",
     output:
         index=f"{SITE}/index.html",

@@ -1,0 +1,243 @@
+# The benchmark leaderboard (reports/benchmark.qmd): every discipline of the
+# suite (scenarios/bench/) ranked on each workload's metrics
+# (analysis/bench.yaml), with 95% intervals over seeds, paired effects
+# against the baseline (DropTail) with Holm-adjusted p-values, and the
+# adaptive-repetition rule a benchmark comparison may stop by. The metrics
+# are those of the registry (metrics.R, compute_run_metrics()); nothing
+# here computes a metric of its own.
+
+method_bench_effect <- paste(
+  "paired by seed: mean per-seed difference (discipline − baseline) with its 95% t-interval;",
+  "two-sided paired t-test, Holm-adjusted over every discipline × metric of a workload;",
+  "effect size d_z = mean difference / sd of the differences"
+)
+
+#' Read and check analysis/bench.yaml.
+#'
+#' @return The spec: `baseline`, `warmup_s`, `workloads` (name -> list of
+#'   metric selectors, each with `better` and `label`).
+read_bench_spec <- function(path) {
+  if (!file.exists(path)) stop(sprintf("%s: file not found (the benchmark's workloads and metrics)", path))
+  spec <- yaml::read_yaml(path)
+  for (field in c("baseline", "workloads")) {
+    if (is.null(spec[[field]])) stop(sprintf("%s: missing field `%s`", path, field))
+  }
+  spec$warmup_s <- as.numeric(spec$warmup_s %||% 0)
+  spec$workloads <- purrr::imap(spec$workloads, function(workload, name) {
+    where <- sprintf("%s: workloads.%s", path, name)
+    if (!is.list(workload$metrics) || length(workload$metrics) == 0) {
+      stop(sprintf("%s: `metrics` must list at least one metric", where))
+    }
+    workload$metrics <- purrr::imap(workload$metrics, function(entry, i) {
+      at <- sprintf("%s.metrics[%d]", where, i)
+      if (!identical(entry$better, "higher") && !identical(entry$better, "lower")) {
+        stop(sprintf("%s: `better` must be higher or lower (found %s)", at, format(entry$better %||% "nothing")))
+      }
+      metric_selector(entry, at)
+    })
+    workload
+  })
+  spec
+}
+
+#' One workload's per-run values of its leaderboard metrics.
+#'
+#' @param metrics A long per-run table (compute_run_metrics()): series, seed,
+#'   metric, the key columns, value.
+#' @param selectors The workload's metric selectors (read_bench_spec()).
+#' @return series, seed, `selector` (metric_selector_id()), `better`, value
+#'   (no `label` column: pair_by_seed()'s data mask would read a column of that
+#'   name for its own argument; bench_labels() has the labels).
+bench_values <- function(metrics, selectors) {
+  # `entry`, not `selector`: tibble() reads its own earlier columns first
+  purrr::map_dfr(selectors, function(entry) {
+    rows <- select_metric_rows(metrics, entry, sprintf("benchmark: %s", metric_selector_id(entry)))
+    tibble::tibble(series = rows$series, seed = rows$seed, selector = metric_selector_id(entry),
+                   better = entry$better, value = rows$value)
+  })
+}
+
+#' The label of each selector of a workload (for the page's tables).
+bench_labels <- function(selectors) {
+  tibble::tibble(
+    selector = purrr::map_chr(selectors, metric_selector_id),
+    label = purrr::map_chr(selectors, function(selector) selector$label %||% metric_selector_id(selector))
+  )
+}
+
+#' Rank disciplines on each metric: mean over seeds with its 95% t-interval,
+#' rank 1 the best mean in the metric's better direction (ties share the
+#' smaller rank); `n` the seeds.
+#'
+#' @param values bench_values(): series, seed, selector, label, better, value.
+rank_disciplines <- function(values) {
+  require_columns(values, c("series", "seed", "selector", "better", "value"), "rank disciplines")
+  bad <- setdiff(unique(values$better), c("higher", "lower"))
+  if (length(bad) > 0) stop(sprintf("rank disciplines: `better` must be higher or lower (found %s)", bad[[1]]))
+  values |>
+    dplyr::group_by(.data$selector, .data$better, .data$series) |>
+    dplyr::summarise(t_interval(.data$value), .groups = "drop") |>
+    dplyr::group_by(.data$selector) |>
+    dplyr::mutate(rank = dplyr::min_rank(dplyr::if_else(.data$better == "higher", -.data$mean, .data$mean))) |>
+    dplyr::ungroup() |>
+    dplyr::arrange(.data$selector, .data$rank, .data$series)
+}
+
+#' Paired effects of every discipline against the baseline, per metric:
+#' the mean per-seed difference with its 95% t-interval, the relative change
+#' (mean difference over the baseline's mean), Cohen's d_z, a two-sided
+#' paired t-test and its Holm adjustment over the whole family (every
+#' discipline × metric given), and whether the change is an improvement.
+#'
+#' @param values bench_values() of one workload.
+#' @param baseline The baseline's series label.
+bench_effects <- function(values, baseline) {
+  require_columns(values, c("series", "seed", "selector", "better", "value"), "bench effects")
+  if (!baseline %in% values$series) {
+    stop(sprintf("bench effects: the baseline `%s` must be among the series (found: %s)", baseline,
+                 paste(unique(values$series), collapse = ", ")))
+  }
+  others <- setdiff(unique(values$series), baseline)
+  effects <- purrr::map_dfr(others, function(label) {
+    pairs <- pair_by_seed(values, label, baseline, by = c("selector", "better"))
+    pairs |>
+      dplyr::group_by(.data$selector, .data$better) |>
+      dplyr::summarise(
+        baseline_mean = mean(.data$baseline),
+        p = paired_p(.data$difference),
+        t_interval(.data$difference),
+        .groups = "drop"
+      ) |>
+      dplyr::mutate(series = label)
+  })
+  if (nrow(effects) == 0) {
+    return(tibble::tibble(selector = character(), series = character(), n = integer(), mean = numeric(),
+                          ci_lo = numeric(), ci_hi = numeric(), d_z = numeric(), change = numeric(), p = numeric(),
+                          p_holm = numeric(), improves = logical(), significant = logical()))
+  }
+  effects |>
+    dplyr::mutate(
+      d_z = dplyr::if_else(is.na(.data$sd) | .data$sd == 0, NA_real_, .data$mean / .data$sd),
+      change = dplyr::if_else(.data$baseline_mean == 0, NA_real_, .data$mean / abs(.data$baseline_mean)),
+      improves = dplyr::if_else(.data$better == "higher", .data$mean > 0, .data$mean < 0),
+      p_holm = holm(.data$p),
+      significant = !is.na(.data$p_holm) & .data$p_holm < 1 - confidence_level,
+      method = method_bench_effect
+    ) |>
+    dplyr::relocate("series", .after = "selector")
+}
+
+#' Two-sided p-value of a paired t-test on per-seed differences (NA with
+#' fewer than two pairs; 1 when every difference is 0, < 1e-300 when they
+#' are equal and not 0: no spread, no doubt about the sign).
+paired_p <- function(differences) {
+  differences <- differences[!is.na(differences)]
+  if (length(differences) < 2) return(NA_real_)
+  if (stats::sd(differences) == 0) return(if (all(differences == 0)) 1 else 0)
+  stats::t.test(differences)$p.value
+}
+
+#' The leaderboard of every workload: rankings and effects, one table each.
+#'
+#' @param metrics_by_workload Named list: workload -> long per-run metrics.
+#' @param spec read_bench_spec().
+#' @return A list: `ranking` and `effects` (each with a `workload` column).
+bench_leaderboard <- function(metrics_by_workload, spec) {
+  tables <- purrr::imap(metrics_by_workload, function(metrics, workload) {
+    selectors <- spec$workloads[[workload]]$metrics
+    if (is.null(selectors)) {
+      stop(sprintf("benchmark: workload `%s` has no entry in analysis/bench.yaml (every workload needs its metrics)",
+                   workload))
+    }
+    values <- bench_values(metrics, selectors)
+    labelled <- function(df) {
+      dplyr::left_join(df, bench_labels(selectors), by = "selector") |>
+        dplyr::mutate(workload = workload, .before = 1) |>
+        dplyr::relocate("label", .after = "selector")
+    }
+    list(ranking = labelled(rank_disciplines(values)), effects = labelled(bench_effects(values, spec$baseline)))
+  })
+  list(ranking = purrr::map_dfr(tables, "ranking"), effects = purrr::map_dfr(tables, "effects"))
+}
+
+# ---- adaptive repetition ------------------------------------------------------
+
+#' Run seeds in batches until the paired difference's 95% t-interval is
+#' narrower than `width`, or `cap` seeds have run.
+#'
+#' @param draw A function of a vector of seeds returning one paired
+#'   difference (treatment − baseline) per seed.
+#' @param width The interval width (ci_hi − ci_lo) to reach, in the metric's unit.
+#' @param batch Seeds per batch (at least 2: an interval needs two).
+#' @param cap Most seeds to run (a multiple of `batch` is not required).
+#' @return A list: `seeds` used, `differences`, `interval` (t_interval()),
+#'   `stopped` ("width" or "cap").
+adaptive_seeds <- function(draw, width, batch = 5L, cap = 50L) {
+  if (!is.function(draw)) stop("adaptive seeds: `draw` must be a function of seeds")
+  if (!is.numeric(width) || length(width) != 1 || !(width > 0)) {
+    stop("adaptive seeds: `width` must be a positive number")
+  }
+  if (batch < 2 || cap < batch) stop("adaptive seeds: `batch` must be at least 2 and `cap` at least `batch`")
+  seeds <- integer()
+  differences <- numeric()
+  repeat {
+    more <- seq.int(length(seeds) + 1L, min(length(seeds) + batch, cap))
+    got <- draw(more)
+    if (!is.numeric(got) || length(got) != length(more)) {
+      stop(sprintf("adaptive seeds: `draw` must return one difference per seed (%d asked, %d returned)",
+                   length(more), length(got)))
+    }
+    seeds <- c(seeds, more)
+    differences <- c(differences, got)
+    interval <- t_interval(differences)
+    reached <- !is.na(interval$ci_lo) && (interval$ci_hi - interval$ci_lo) < width
+    if (reached || length(seeds) >= cap) {
+      return(list(seeds = seeds, differences = differences, interval = interval,
+                  stopped = if (reached) "width" else "cap"))
+    }
+  }
+}
+
+# ---- from the results ----------------------------------------------------------
+
+#' The leaderboard of every workload with results, on each backend that ran it.
+#'
+#' @param results_dir Holds bench/<workload>/<backend>/ (collected tables).
+#' @param spec read_bench_spec().
+#' @return A list: `ranking`, `effects` (each with `backend`), `seeds` (the
+#'   seeds each workload's disciplines ran, per backend).
+analyze_bench <- function(results_dir, spec) {
+  workloads <- names(spec$workloads)
+  backends <- sort(unique(unlist(purrr::map(workloads, function(w) list_backends(results_dir, file.path("bench", w))))))
+  boards <- purrr::map(backends, function(backend) {
+    metrics <- list()
+    for (workload in workloads) {
+      scenario <- file.path("bench", workload)
+      if (!backend %in% list_backends(results_dir, scenario)) next
+      metrics[[workload]] <- compute_run_metrics(read_scenario_results(results_dir, scenario, backend),
+                                                 warmup_s = spec$warmup_s)
+    }
+    board <- bench_leaderboard(metrics, spec)
+    seeds <- purrr::imap_dfr(metrics, function(m, workload) {
+      dplyr::distinct(m, .data$series, .data$seed) |>
+        dplyr::group_by(.data$series) |>
+        dplyr::summarise(seeds = paste(sort(.data$seed), collapse = " "), .groups = "drop") |>
+        dplyr::mutate(workload = workload, .before = 1)
+    })
+    purrr::map(c(board, list(seeds = seeds)), function(df) dplyr::mutate(df, backend = backend))
+  })
+  if (length(boards) == 0) {
+    stop(sprintf("%s: no results for any benchmark workload (looked for %s/bench/<workload>/<backend>/runs.csv.gz)",
+                 results_dir, results_dir))
+  }
+  purrr::map(purrr::set_names(c("ranking", "effects", "seeds")), function(table) purrr::map_dfr(boards, table))
+}
+
+#' Write the leaderboard tables (ranking.csv, effects.csv, seeds.csv).
+write_bench_analysis <- function(board, out_dir) {
+  dir.create(out_dir, recursive = TRUE, showWarnings = FALSE)
+  purrr::iwalk(board, function(table, name) {
+    readr::write_csv(table, file.path(out_dir, paste0(name, ".csv")), na = "NA")
+  })
+  invisible(out_dir)
+}
