@@ -218,7 +218,6 @@ static noinline void qlab_classify_any(struct sk_buff *skb, struct qcore_pkt *pk
 	}
 }
 
-
 /*
  * The common case inlined into the packet path: IPv4 without options
  * whose IP header and the first 20 bytes after it (the TCP header, the
