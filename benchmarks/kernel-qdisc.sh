@@ -8,11 +8,14 @@
 # bytes, ToS 0x00/0x08/0x28), 1000 rounds, everything dequeued each round.
 # The qlab qdiscs' cost includes their classification (ToS, the core's
 # flow hash of the 5-tuple) and two clock reads (arrival and service time),
-# which prio and pfifo do not make, where the core needs them
-# (ops->ignores: NCQ and CQ-AQM read no clock and take no flow hash); the
-# "parts" lines split them out (measured on ncq, the clock read and the
-# full classification, flow hash included).  The generic qdisc (qlab disc
-# NAME) runs beside the dedicated ones: ncq, srd, droptail, prio.
+# which prio and pfifo do not make, where the core needs them with the
+# configuration measured (qcore_ignores(): NCQ and CQ-AQM read no clock and
+# take no flow hash; S-RD with fixed flow counts only the dequeue's clock,
+# the srd_estimated row reads both and hashes); the "parts" lines split
+# them out (measured on ncq, the clock read and the full classification,
+# flow hash included).  The generic qdisc (qlab disc NAME) runs beside the
+# dedicated ones: ncq, srd, droptail, prio.  WRED is seeded (its random
+# drops set its cost).
 #   benchmarks/kernel-qdisc.sh [ROUNDS]      (default 1000)
 set -euo pipefail
 cd "$(dirname "$0")/.."

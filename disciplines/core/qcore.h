@@ -392,7 +392,20 @@ struct qcore_disc_ops {
 	 * identical decisions, vars and stats.
 	 */
 	u8 ignores;
+	/*
+	 * Optional (NULL: nothing more): what these params add to `ignores`
+	 * (QCORE_IGNORES_*), e.g. S-RD with both flow counts fixed never reads
+	 * the flow hash or an arrival time.  Adapters take qcore_ignores() once
+	 * per configuration; tests/test_core.c proves it per golden case.
+	 */
+	u8 (*ignores_for)(const void *params);
 };
+
+/* Every input these params never read: ops->ignores | ops->ignores_for(params). */
+static inline u8 qcore_ignores(const struct qcore_disc_ops *ops, const void *params)
+{
+	return ops->ignores | (ops->ignores_for ? ops->ignores_for(params) : 0);
+}
 
 /*
  * Time: pkt->now_ns, the now_ns of dequeue() and dequeued(), and the
@@ -403,6 +416,13 @@ struct qcore_disc_ops {
 #define QCORE_IGNORES_FLOW_HASH	0x02
 /* The dequeued() report: it changes nothing (an adapter may skip the call). */
 #define QCORE_IGNORES_DEQUEUED	0x04
+/*
+ * Arrival times only: pkt->now_ns and the bands' head_arrival_ns (the
+ * now_ns of dequeue() and dequeued() is still read).  QCORE_IGNORES_TIME
+ * includes it.
+ */
+#define QCORE_IGNORES_ARRIVAL_TIME 0x08
+#define QCORE_IGNORES__ALL	0x0f
 
 /* Registry (userspace adapters): NULL-terminated list of every discipline. */
 extern const struct qcore_disc_ops *const qcore_disciplines[];

@@ -507,6 +507,25 @@ static void srd_dequeued(const void *params, void *vars, void *stats,
 	/* any other band: ignored */
 }
 
+/*
+ * With both flow counts fixed nothing reads the flow hash, nor (S-RD) an
+ * arrival time: srd_fits() stamps seen_ns only for an estimated count, and
+ * only RD reads the head's arrival time (rd_head_late).
+ */
+static u8 srd_ignores_for(const void *params)
+{
+	const struct srd_params *p = params;
+
+	return p->n_d && p->n_r ? QCORE_IGNORES_FLOW_HASH | QCORE_IGNORES_ARRIVAL_TIME : 0;
+}
+
+static u8 rd_ignores_for(const void *params)
+{
+	const struct srd_params *p = params;
+
+	return p->n_d && p->n_r ? QCORE_IGNORES_FLOW_HASH : 0;
+}
+
 const struct qcore_disc_ops srd_ops = {
 	.name = "srd",
 	.summary = "Stateless RD: D/R queues, D buffer sized for delay bound d, L_D <= alpha L_R scheduling",
@@ -523,6 +542,7 @@ const struct qcore_disc_ops srd_ops = {
 	.dequeued = srd_dequeued,
 	.check_pkt = srd_check_pkt,
 	.bands_help = "bands: 2 (cls 0 -> band 0 D, cls 1 -> band 1 R; cls must be 0 or 1); prec is accepted (0..255) and ignored; flow is the flow hash for estimated counts",
+	.ignores_for = srd_ignores_for,
 };
 
 const struct qcore_disc_ops rd_ops = {
@@ -541,4 +561,5 @@ const struct qcore_disc_ops rd_ops = {
 	.dequeued = srd_dequeued,
 	.check_pkt = srd_check_pkt,
 	.bands_help = "bands: 2 (cls 0 -> band 0 D, cls 1 -> band 1 R; cls must be 0 or 1); prec is accepted (0..255) and ignored; flow is the flow hash for estimated counts",
+	.ignores_for = rd_ignores_for,
 };

@@ -152,11 +152,12 @@ static __always_inline u32 qlab_fold_in6(const struct in6_addr *a)
 
 /*
  * The classification; flow_hash is 0 unless `hash` (the core ignores it:
- * QCORE_IGNORES_FLOW_HASH).  Inlined into the packet path.
+ * QCORE_IGNORES_FLOW_HASH).  Any packet, through skb_header_pointer(): out
+ * of line, since its header copies on the stack cost the caller a stack
+ * canary and their zeroing (qlab_classify_inl() is the common case).
  */
-static __always_inline void qlab_classify_inl(struct sk_buff *skb,
-					      struct qcore_pkt *pkt,
-					      u64 now_ns, bool hash)
+static noinline void qlab_classify_any(struct sk_buff *skb, struct qcore_pkt *pkt,
+				       u64 now_ns, bool hash)
 {
 	int nhoff = skb_network_offset(skb);
 	unsigned int l4off;
@@ -217,22 +218,87 @@ static __always_inline void qlab_classify_inl(struct sk_buff *skb,
 	}
 }
 
+/*
+ * The common case inlined into the packet path: IPv4 without options
+ * whose IP header and the first 20 bytes after it (the TCP header, the
+ * ports) are in the linear data, read in place; anything else goes to
+ * qlab_classify_any().  Both give the same pkt for the same packet.
+ */
+static __always_inline void qlab_classify_inl(struct sk_buff *skb,
+					      struct qcore_pkt *pkt,
+					      u64 now_ns, bool hash)
+{
+	int nhoff = skb_network_offset(skb);
+	const struct iphdr *iph = (const struct iphdr *)(skb->data + nhoff);
+	const struct tcphdr *th = (const struct tcphdr *)(iph + 1);
+	u8 proto;
+
+	if (unlikely(skb->protocol != htons(ETH_P_IP) || nhoff < 0 ||
+		     skb_headlen(skb) < nhoff + sizeof(*iph) + sizeof(*th) ||
+		     iph->ihl != 5)) {
+		qlab_classify_any(skb, pkt, now_ns, hash);
+		return;
+	}
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->now_ns = now_ns;
+	/* nhoff < skb->len here: the IP length, as qlab_classify_any() finds it. */
+	pkt->len = skb->len - nhoff;
+	qcore_pkt_set_tos(pkt, iph->tos);
+	proto = iph->protocol;
+	if (hash) {
+		const __be16 *ports = (const __be16 *)th;
+		u32 p = (proto == IPPROTO_TCP || proto == IPPROTO_UDP) &&
+			!(iph->frag_off & htons(IP_OFFSET)) ?
+			(u32)ntohs(ports[0]) << 16 | ntohs(ports[1]) : 0;
+
+		pkt->flow_hash = qcore_flow_hash(ntohl(iph->saddr), ntohl(iph->daddr),
+						 p >> 16, (u16)p, proto);
+	}
+	if (proto == IPPROTO_TCP && !(iph->frag_off & htons(IP_MF | IP_OFFSET)) &&
+	    !skb_is_gso(skb) && pkt->len == sizeof(*iph) + th->doff * 4U &&
+	    th->ack && !th->syn && !th->fin && !th->rst)
+		pkt->flags |= QCORE_PKT_PURE_ACK;
+}
+
 void qlab_classify(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns)
 {
 	qlab_classify_inl(skb, pkt, now_ns, true);
 }
 EXPORT_SYMBOL_GPL(qlab_classify);
 
-static __always_inline int qlab_enqueue_inl(struct sk_buff *skb, struct Qdisc *sch,
-					    struct sk_buff **to_free,
-					    const struct qcore_pkt *pkt)
+void qlab_classify_general(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns)
 {
-	struct qlab_sch *q = qdisc_priv(sch);
-	struct qcore_decision d;
-	struct qlab_band *band;
+	qlab_classify_any(skb, pkt, now_ns, true);
+}
+EXPORT_SYMBOL_GPL(qlab_classify_general);
+
+/* Queue skb in band b (the core's QUEUE or MARK). */
+static __always_inline int qlab_queue(struct qlab_sch *q, struct Qdisc *sch,
+				      struct sk_buff *skb, const struct qcore_pkt *pkt,
+				      u32 b)
+{
 	struct qlab_skb_cb *cb;
 
-	d = q->ops->enqueue(q->params, q->vars, q->stats, pkt, q->views, &q->rng);
+	qdisc_cb_private_validate(skb, sizeof(struct qlab_skb_cb));
+	cb = qlab_skb_cb(skb);
+	cb->arrival_ns = pkt->now_ns;
+	cb->len = pkt->len;
+	__qdisc_enqueue_tail(skb, &q->band[b].q);
+	qlab_view_push(&q->views[b], pkt->len, pkt->now_ns);
+	sch->q.qlen++;
+	qdisc_qstats_backlog_inc(sch, skb);
+	return NET_XMIT_SUCCESS;
+}
+
+/* Any decision but a plain QUEUE into a valid band: a mark, a drop, a bad answer. */
+static noinline int qlab_enqueue_other(struct sk_buff *skb, struct Qdisc *sch,
+				       struct sk_buff **to_free,
+				       const struct qcore_pkt *pkt,
+				       struct qcore_decision d)
+{
+	struct qlab_sch *q = qdisc_priv(sch);
+	struct qlab_band *band;
+
 	if (unlikely(d.band >= q->nbands || d.reason >= QCORE_REASON__COUNT)) {
 		WARN_ONCE(1, "qlab %s: core chose band %u reason %u of %u bands\n",
 			  q->ops->name, d.band, d.reason, q->nbands);
@@ -240,7 +306,7 @@ static __always_inline int qlab_enqueue_inl(struct sk_buff *skb, struct Qdisc *s
 	}
 	band = &q->band[d.band];
 	band->arrivals++;
-	if (unlikely(d.verdict == QCORE_MARK)) {
+	if (d.verdict == QCORE_MARK) {
 		/* Not ECN-capable: the AQM's mark becomes its drop (every backend's rule). */
 		d = qcore_mark_fallback(d, pkt);
 		if (d.verdict == QCORE_MARK) {
@@ -257,15 +323,27 @@ static __always_inline int qlab_enqueue_inl(struct sk_buff *skb, struct Qdisc *s
 		band->drops[d.reason]++;
 		return qdisc_drop(skb, sch, to_free);
 	}
-	qdisc_cb_private_validate(skb, sizeof(struct qlab_skb_cb));
-	cb = qlab_skb_cb(skb);
-	cb->arrival_ns = pkt->now_ns;
-	cb->len = pkt->len;
-	__qdisc_enqueue_tail(skb, &band->q);
-	qlab_view_push(&q->views[d.band], pkt->len, pkt->now_ns);
-	sch->q.qlen++;
-	qdisc_qstats_backlog_inc(sch, skb);
-	return NET_XMIT_SUCCESS;
+	return qlab_queue(q, sch, skb, pkt, d.band);
+}
+
+/*
+ * The core's decision, acted on; the common answer (QUEUE into a valid
+ * band) inline, everything else in qlab_enqueue_other().
+ */
+static __always_inline int qlab_enqueue_inl(struct sk_buff *skb, struct Qdisc *sch,
+					    struct sk_buff **to_free,
+					    const struct qcore_pkt *pkt)
+{
+	struct qlab_sch *q = qdisc_priv(sch);
+	struct qcore_decision d;
+
+	d = q->ops->enqueue(q->params, q->vars, q->stats, pkt, q->views, &q->rng);
+	if (likely(d.verdict == QCORE_QUEUE && d.band < q->nbands &&
+		   d.reason < QCORE_REASON__COUNT)) {
+		q->band[d.band].arrivals++;
+		return qlab_queue(q, sch, skb, pkt, d.band);
+	}
+	return qlab_enqueue_other(skb, sch, to_free, pkt, d);
 }
 
 int qlab_enqueue_pkt(struct sk_buff *skb, struct Qdisc *sch,
@@ -277,21 +355,25 @@ EXPORT_SYMBOL_GPL(qlab_enqueue_pkt);
 
 /*
  * The clock and the flow hash only when the core reads them
- * (ops->ignores): NCQ and CQ-AQM read neither, so their packet path makes
- * no clock read and computes no hash (and NCQ's no-op dequeued() is not
- * called, qlab_take_head()).
+ * (qcore_ignores() of the configuration): NCQ and CQ-AQM read neither, so
+ * their packet path makes no clock read and computes no hash (and NCQ's
+ * no-op dequeued() is not called, qlab_take_head()); S-RD with both flow
+ * counts fixed reads no arrival time and no hash, so only its dequeue
+ * reads the clock.  The packet's facts go to q->pkt, not the stack (the
+ * root lock serialises enqueues): a local whose address the core gets
+ * would cost a stack canary and its zeroing on every packet.
  */
 static int qlab_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 			struct sk_buff **to_free)
 {
 	struct qlab_sch *q = qdisc_priv(sch);
 	u8 ignores = q->ignores;
-	struct qcore_pkt pkt;
 
-	qlab_classify_inl(skb, &pkt,
-			  ignores & QCORE_IGNORES_TIME ? 0 : ktime_get_ns(),
+	qlab_classify_inl(skb, &q->pkt,
+			  ignores & (QCORE_IGNORES_TIME | QCORE_IGNORES_ARRIVAL_TIME) ?
+			  0 : ktime_get_ns(),
 			  !(ignores & QCORE_IGNORES_FLOW_HASH));
-	return qlab_enqueue_inl(skb, sch, to_free, &pkt);
+	return qlab_enqueue_inl(skb, sch, to_free, &q->pkt);
 }
 
 /* Take the head of band b and report it to the core (unless it ignores that). */
@@ -765,7 +847,7 @@ static int qlab_configure(struct Qdisc *sch, struct nlattr *opt, bool init,
 	memset(q->views, 0, sizeof(q->views));
 	q->variant = c.variant;
 	q->ops = c.ops;
-	q->ignores = c.ops->ignores;
+	q->ignores = qcore_ignores(c.ops, q->params);
 	q->nbands = nbands;
 	q->seed = seed;
 	qcore_rng_seed(&q->rng, seed);

@@ -72,7 +72,7 @@ struct qlab_sch {
 	struct qcore_param_value *values;
 	void *params, *vars, *stats;	/* sized for ops */
 	u32 nbands;
-	u8 ignores;		/* ops->ignores: inputs not produced (0 instead) */
+	u8 ignores;		/* qcore_ignores(): inputs not produced (0 instead) */
 	u64 seed;
 	struct qcore_rng rng;
 	/* Head drops not yet reported to the parents (see qlab_dequeue_at). */
@@ -80,6 +80,8 @@ struct qlab_sch {
 	struct qlab_band band[QCORE_MAX_BANDS];
 	/* What the core sees of the bands, kept current (qlab_sch.c). */
 	struct qcore_band_view views[QCORE_MAX_BANDS];
+	/* The packet being enqueued (under the root lock; see qlab_enqueue). */
+	struct qcore_pkt pkt;
 };
 
 /* What the adapter keeps per queued skb. */
@@ -102,11 +104,14 @@ void qlab_unregister(struct qlab_kind *kind);
  * The packet path, split where the test module (tests/kunit) needs a seam:
  * Qdisc_ops.enqueue is qlab_classify() + qlab_enqueue_pkt() at
  * ktime_get_ns(), Qdisc_ops.dequeue is qlab_dequeue_at(ktime_get_ns()),
- * except that what the core ignores (ops->ignores) is 0: no clock read
- * (now and arrival times 0), no flow hash.  qlab_classify() always
+ * except that what the core ignores with this configuration
+ * (qcore_ignores()) is 0: no clock read (now and arrival times 0, or the
+ * arrival times only), no flow hash.  qlab_classify() always
  * computes the flow hash (qcore_flow_hash() of the 5-tuple, qlab_sched.h).
  */
 void qlab_classify(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns);
+/* The general path alone (skb_header_pointer), which qlab_classify() must equal. */
+void qlab_classify_general(struct sk_buff *skb, struct qcore_pkt *pkt, u64 now_ns);
 int qlab_enqueue_pkt(struct sk_buff *skb, struct Qdisc *sch,
 		     struct sk_buff **to_free, const struct qcore_pkt *pkt);
 struct sk_buff *qlab_dequeue_at(struct Qdisc *sch, u64 now_ns);

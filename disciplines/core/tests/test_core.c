@@ -797,6 +797,9 @@ static int ign_run(const char *disc, const char *const *kv, u64 seed, int nev,
 
 		if (mode && (ignores & QCORE_IGNORES_TIME))
 			t = mode == 1 ? 0 : ign_scramble(t);
+		/* Arrival times only: the enqueue's now_ns (the heads' stamps follow). */
+		if (mode && !e->deq && (ignores & QCORE_IGNORES_ARRIVAL_TIME))
+			t = mode == 1 ? 0 : ign_scramble(t);
 		if (e->deq) {
 			u64 drops = sim_a.head_drops;
 			u32 band = 0;
@@ -830,11 +833,10 @@ static void test_ignores_hold_on_golden_vectors(void)
 		const struct qcore_disc_ops *ops = qcore_disciplines[d];
 		char dir[512], path[1024];
 		struct dirent *de;
-		int cases = 0;
+		int cases = 0, cases_for = 0;
 		DIR *dp;
 
-		CHECK(!(ops->ignores & ~(QCORE_IGNORES_TIME | QCORE_IGNORES_FLOW_HASH |
-					 QCORE_IGNORES_DEQUEUED)),
+		CHECK(!(ops->ignores & ~QCORE_IGNORES__ALL),
 		      "%s: unknown ignores bits 0x%x", ops->name, ops->ignores);
 		snprintf(dir, sizeof(dir), "%s/%s", root, ops->name);
 		dp = opendir(dir);
@@ -842,6 +844,7 @@ static void test_ignores_hold_on_golden_vectors(void)
 			size_t l = strlen(de->d_name);
 			u64 seed;
 			int nev, mode, i;
+			u8 ignores;
 
 			if (l < 6 || strcmp(de->d_name + l - 5, ".args"))
 				continue;
@@ -857,29 +860,37 @@ static void test_ignores_hold_on_golden_vectors(void)
 			if (nev <= 0)
 				continue;
 			cases++;
-			if (!ops->ignores)
-				continue;
+			/* What this case's params ignore: ops->ignores and ignores_for(). */
 			CHECK(ign_run(ops->name, kv, seed, nev, 0, 0, ign_ref) == 0, "%s: init", path);
+			ignores = qcore_ignores(ops, sim_a.params);
+			CHECK(!(ignores & ~QCORE_IGNORES__ALL), "%s: unknown ignores bits 0x%x",
+			      path, ignores);
+			cases_for += ignores != ops->ignores;
+			if (!ignores)
+				continue;
 			sim_b = sim_a;
 			for (mode = 1; mode <= 2; mode++) {
-				CHECK(ign_run(ops->name, kv, seed, nev, mode, ops->ignores,
+				CHECK(ign_run(ops->name, kv, seed, nev, mode, ignores,
 					      ign_out) == 0, "%s: init", path);
 				for (i = 0; i < nev && ign_out[i] == ign_ref[i]; i++)
 					;
 				CHECK(i == nev, "%s: with ignored inputs (0x%x) %s, event %d decides 0x%llx, not 0x%llx",
-				      path, ops->ignores, mode == 1 ? "zeroed" : "scrambled", i + 1,
+				      path, ignores, mode == 1 ? "zeroed" : "scrambled", i + 1,
 				      (unsigned long long)ign_out[i], (unsigned long long)ign_ref[i]);
 				CHECK(!memcmp(sim_a.vars, sim_b.vars, ops->vars_size) &&
 				      !memcmp(sim_a.stats, sim_b.stats, ops->stats_size) &&
 				      sim_a.rng.state == sim_b.rng.state,
 				      "%s: with ignored inputs (0x%x) %s, vars, stats or the generator differ at the end",
-				      path, ops->ignores, mode == 1 ? "zeroed" : "scrambled");
+				      path, ignores, mode == 1 ? "zeroed" : "scrambled");
 			}
 		}
 		if (dp)
 			closedir(dp);
 		CHECK(!ops->ignores || cases > 0, "%s claims ignores 0x%x but %s has no case",
 		      ops->name, ops->ignores, dir);
+		CHECK(!ops->ignores_for || cases_for > 0,
+		      "%s ignores more for some params (ignores_for) but %s has no such case",
+		      ops->name, dir);
 	}
 }
 

@@ -474,6 +474,9 @@ static const struct hand_pkt hand_pkts[] = {
 	  .saddr6 = { 0xfd000000, 0x11, 0x22, 0x33 }, .daddr6 = { 0xfd000000, 0x44, 0x55, 0x66 },
 	  .sport = 22, .dport = 50000, .tcp_flags = TCPHDR_ACK, .want_sport = 22,
 	  .want_dport = 50000, .want_flags = QCORE_PKT_PURE_ACK },
+	{ .name = "IPv4 UDP without payload (28 bytes: the general path)", .proto = IPPROTO_UDP,
+	  .saddr = 0x0a010203, .daddr = 0x0a040506, .sport = 7, .dport = 9,
+	  .want_sport = 7, .want_dport = 9 },
 	{ .name = "non-IP (ARP)", .proto_eth = htons(ETH_P_ARP), .payload = 28, .want_no_hash = true },
 };
 
@@ -548,7 +551,7 @@ static u32 hand_checks(u32 *pass)
 
 	for (i = 0; i < ARRAY_SIZE(hand_pkts); i++) {
 		const struct hand_pkt *h = &hand_pkts[i];
-		struct qcore_pkt pkt;
+		struct qcore_pkt pkt, gen;
 		struct sk_buff *skb;
 		u32 len, want;
 
@@ -558,8 +561,20 @@ static u32 hand_checks(u32 *pass)
 			fail++;
 			continue;
 		}
-		qlab_classify(skb, &pkt, 0);
+		qlab_classify(skb, &pkt, 7);
+		/* The inlined fast path and the general one: the same facts. */
+		qlab_classify_general(skb, &gen, 7);
 		kfree_skb(skb);
+		if (pkt.now_ns != 7 || gen.now_ns != pkt.now_ns || gen.len != pkt.len ||
+		    gen.flow_hash != pkt.flow_hash || gen.cls != pkt.cls ||
+		    gen.prec != pkt.prec || gen.flags != pkt.flags) {
+			pr_info("qlab-golden: FAIL classify-paths %s: flow %#x/%#x len %u/%u cls %u/%u prec %u/%u flags %#x/%#x now %llu/%llu (qlab_classify/general)\n",
+				h->name, pkt.flow_hash, gen.flow_hash, pkt.len, gen.len, pkt.cls,
+				gen.cls, pkt.prec, gen.prec, pkt.flags, gen.flags, pkt.now_ns, gen.now_ns);
+			fail++;
+		} else {
+			(*pass)++;
+		}
 		if (h->want_no_hash)
 			want = 0;
 		else if (h->v6)

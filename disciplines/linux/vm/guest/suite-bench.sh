@@ -37,9 +37,10 @@ bench prio prio
 bench ncq ncq
 bench cqaqm cqaqm
 bench srd srd rate_bps 1000000000 n_d 1 n_r 1
+bench srd_estimated srd rate_bps 1000000000 n_d 0 n_r 0
 bench rd srd variant rd rate_bps 1000000000 n_d 1 n_r 1
 bench rbaqm rbwfq aqm rbaqm rate_bps 1000000000000 classes 8 weights 1500 limit 1000
-bench wred rbwfq aqm wred classes 8 weights 1500 q_pkts 1000
+bench wred rbwfq aqm wred classes 8 weights 1500 q_pkts 1000 seed 1
 # The generic qdisc: the same adapter, configured by the core's table.
 bench qlab_ncq qlab disc ncq
 bench qlab_srd qlab disc srd rate_bps 1000000000 n_d 1 n_r 1

@@ -29,6 +29,8 @@ check "golden: the three mutated cases were caught" \
 	sh -c "[ \$(grep -c 'ok .*mutated.*as expected' /tmp/golden.log) = 3 ]"
 check "golden: every discipline of the registry ran through qlab (9 or more)" \
 	sh -c "[ \$(grep -c 'ok registry ' /tmp/golden.log) -ge 9 ]"
-check "flow hash: every hand-made packet checked (10)" \
-	sh -c "[ \$(grep -c 'ok flow-hash ' /tmp/golden.log) = 10 ]"
+check "flow hash: every hand-made packet checked (11)" \
+	sh -c "[ \$(grep -c 'ok flow-hash ' /tmp/golden.log) = 11 ]"
+check "classification: qlab_classify() and its general path agree on every hand-made packet" \
+	sh -c "! grep -q 'FAIL classify-paths' /tmp/golden.log"
 check "rmmod qlab_golden_test" rmmod qlab_golden_test
