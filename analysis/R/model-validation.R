@@ -84,3 +84,14 @@ validation_theory_wait_s <- function(model, scenario, series, group, u, backend)
     wait[[i]]
   }, numeric(1))
 }
+
+#' The expected offered_load of a validation scenario's runs at load u on a
+#' backend (metric-offered-load.R): the Poisson classes' rates times their
+#' mean service times on the wire, the known expectation of the claims'
+#' control variate (claims.R, evaluate_theory).
+validation_offered_load <- function(scenario, u, backend) {
+  framing <- link_framing_bytes[backend]
+  if (is.na(framing)) stop(sprintf("validation: no link framing is known for backend `%s`", backend))
+  classes <- validation_poisson_classes(scenario, u, unname(framing))
+  sum(classes$lambda_per_s * classes$service_s)
+}
