@@ -16,8 +16,8 @@
 #' @param u The sweep value of `workload.poisson_load`.
 #' @param framing_bytes `link_framing_bytes` of the backend.
 #' @return tibble group, pkt_bytes (a group's mean with exponential sizes),
-#'   lambda_per_s, service_s (mean), second_moment_s2, ordered by pkt_bytes
-#'   (smaller first).
+#'   lambda_per_s, exponential (its sizes are), framing_bytes, service_s
+#'   (mean), second_moment_s2, ordered by pkt_bytes (smaller first).
 validation_poisson_classes <- function(scenario, u, framing_bytes) {
   capacity <- as.numeric(scenario$topology$bottleneck_rate_bps %||% NA)
   groups <- purrr::keep(scenario$workload$groups, function(g) identical(g$app, "poisson") && !is.null(g$packet_share))
@@ -31,6 +31,7 @@ validation_poisson_classes <- function(scenario, u, framing_bytes) {
   exponential <- vapply(groups, function(g) !is.null(g$size_mean_bytes), logical(1))
   lambda <- u * capacity / (8 * sum(share * bytes))
   tibble::tibble(group = names(groups), pkt_bytes = unname(bytes), lambda_per_s = unname(lambda * share),
+                 exponential = unname(exponential), framing_bytes = framing_bytes,
                  service_s = unname(8 * (bytes + framing_bytes) / capacity),
                  second_moment_s2 = unname(service_second_moment_s2(bytes, exponential, framing_bytes, capacity))) |>
     dplyr::arrange(.data$pkt_bytes)
