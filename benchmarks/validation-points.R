@@ -23,6 +23,7 @@ flows <- purrr::map_dfr(files, function(f) {
     mutate(scenario = paste0("validation/", sc), backend = "ns3", point = point, seed = seed,
            series = sub("_u-.*", "", point), u = as.numeric(sub(".*_u-", "", point)))
 })
+flows <- filter(flows, .data$series %in% names(.env$scenario$series)) # not a run of a series the profile dropped
 by <- c("scenario", "backend", "series", "point", "seed", "u")
 wait <- summarise_bottleneck_wait(flows, by, scenario) |>
   transmute(across(all_of(by)), metric = "wait_mean_s", group, value = wait_mean_s)
