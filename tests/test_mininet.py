@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import gzip
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -33,7 +34,7 @@ from qlab import plan as plans
 from qlab.backends.mininet import MininetBackend
 
 from .conftest import REPO, needs
-from .small_plans import LOSSLESS, MS, TCP, S, bulk_flow, small_dumbbell, udp_flow
+from .small_plans import LOSSLESS, MS, TCP, S, bulk_flow, poisson_flow, small_dumbbell, udp_flow
 from .small_plans import link as _link
 from .small_plans import queue as _queue
 from .small_plans import write_plan as _write
@@ -779,6 +780,38 @@ def test_run_job_stops_a_bulk_flow_mid_transfer_as_ns3_does(emu, tmp_path):
     assert before > 10  # it was sending up to the stop
     assert late and all(length == 40 for _, length in late), late[:10]
     assert max(t for t, _ in late) < 1.0 + 0.2, late[-1]
+
+
+@needs_mininet
+def test_mininet_sends_a_poisson_stream_as_the_contract_draws_it(emu, tmp_path):
+    """A poisson flow with exponential sizes (within the MTU) in emulation:
+    qlab_traffic.py sends the reference generator's datagrams, every one
+    arrives, and finalise counts the bytes of exactly those lengths."""
+    doc = small_plan(duration_ns=10 * S, bulk_bytes=100_000)
+    doc["flows"][2] = dict(
+        poisson_flow(2, mean_ns=5e6, seed=99, periods_ns=[[100 * MS, 1100 * MS]], pkt_bytes=1400, src="s1"),
+        size_mean_bytes=600,
+        size_seed=5,
+        src_port=10000,
+        dst_port=5003,
+    )
+    assert plans.check(doc) == [] and MininetBackend().refuse(doc) == []
+    out = tmp_path / "res"
+    proc = subprocess.run(
+        [str(QLAB), "run-job", str(_write(tmp_path, doc)), "--out", str(out), "--log", str(tmp_path / "log")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr + (tmp_path / "log").read_text(errors="replace")[-3000:]
+    assert traces.check_dir(out) == []
+    want = list(plans.poisson_times(5e6, 99, [[100 * MS, 1100 * MS]]))
+    sizes = list(itertools.islice(plans.exponential_sizes(600, 1400, 5), len(want)))
+    with gzip.open(out / "flows.csv.gz", "rt") as f:
+        row = next(r for r in csv.DictReader(f) if r["flow_id"] == "2")
+    assert int(row["tx_packets"]) == len(want) == int(row["rx_packets"]) and len(want) > 150
+    assert int(row["bytes_goal"]) == sum(b - 28 for b in sizes) == int(row["bytes_delivered"])
 
 
 @needs_mininet

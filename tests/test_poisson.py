@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import csv
 import gzip
+import itertools
 import math
 import subprocess
 import sys
@@ -137,8 +138,39 @@ def test_packet_share_needs_a_load(tmp_path):
 
 def test_other_backends_refuse_poisson():
     doc = poisson_dumbbell([poisson_flow(0, mean_ns=2e6, seed=1, periods_ns=[[0, S]])])
-    assert any("app poisson" in r and "ns3 backend does" in r for r in MininetBackend().refuse(doc))
     assert any("app poisson" in r and "ns3 backend does" in r for r in Ns2Backend().refuse(doc))
+    # mininet sends them (qlab_traffic.py), but not datagrams longer than the MTU: they would be fragmented
+    assert not any("poisson" in r for r in MininetBackend().refuse(doc))
+    big = poisson_dumbbell([poisson_flow(0, mean_ns=2e6, seed=1, periods_ns=[[0, S]], pkt_bytes=65507)])
+    assert any("app poisson" in r and "MTU (1500 bytes)" in r for r in MininetBackend().refuse(big))
+
+
+def test_emulation_traffic_tool_draws_the_reference_schedule():
+    """qlab_traffic.py (the mininet backend's sender, stdlib only, so a copy
+    of the generator) sends at the reference's instants and lengths, in
+    every on-period, Markov-modulated or with exponential sizes, and stops
+    at the run's end."""
+    sys.path.insert(0, str(REPO / "disciplines" / "emu"))
+    try:
+        import qlab_traffic
+    finally:
+        sys.path.pop(0)
+    periods = [[100 * MS, 900 * MS], [1200 * MS, 1500 * MS]]
+    plain = poisson_flow(0, mean_ns=2e6, seed=2**64 - 5, periods_ns=periods, pkt_bytes=1250)
+    epoch = 10**18
+    got = list(qlab_traffic.udp_schedule(plain, epoch, epoch + 10 * S))
+    want = list(plan.poisson_times(2e6, 2**64 - 5, periods))
+    assert len(want) > 300 and [t - epoch for t, _ in got] == want
+    assert {b for _, b in got} == {1250}
+    sized = dict(plain, pkt_bytes=65507, size_mean_bytes=5000, size_seed=7)
+    sized["period_mean_intervals_ns"] = [1e6, 4e6]
+    del sized["mean_interval_ns"]
+    got = list(qlab_traffic.udp_schedule(sized, epoch, epoch + 10 * S))
+    want_t = list(plan.poisson_times([1e6, 4e6], 2**64 - 5, periods))
+    want_b = list(itertools.islice(plan.exponential_sizes(5000, 65507, 7), len(want_t)))
+    assert [t - epoch for t, _ in got] == want_t and [b for _, b in got] == want_b
+    cut = list(qlab_traffic.udp_schedule(plain, epoch, epoch + 500 * MS))
+    assert cut == [(epoch + t, 1250) for t in want if t < 500 * MS]
 
 
 def test_plan_schema_checks_poisson_fields():

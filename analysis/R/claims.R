@@ -219,6 +219,12 @@ check_claim <- function(claim, where) {
   if (length(missing) > 0) {
     stop(sprintf("%s (%s): comparison of kind %s must give %s", where, claim$id, kind, paste(missing, collapse = ", ")))
   }
+  control <- claim$comparison$control
+  if (!is.null(control) && (kind != "theory" || !identical(control, "offered_load"))) {
+    stop(sprintf(paste("%s (%s): comparison.control is for a theory comparison and must be offered_load (the one",
+                       "control variate whose expectation the scenario fixes; found %s in a %s comparison)"),
+                 where, claim$id, paste(control, collapse = ", "), kind))
+  }
   compare <- claim$comparison$compare %||% "mean"
   if (!compare %in% c("mean", "best")) {
     stop(sprintf("%s (%s): comparison.compare must be mean or best (found %s)", where, claim$id, compare))
@@ -376,7 +382,7 @@ evaluate_claim <- function(claim, metrics_by_scenario,
     }
   }
   if (kind == "theory") {
-    return(evaluate_theory(claim, metrics, data$results$scenario))
+    return(evaluate_theory(claim, metrics, data$results$scenario, data$metrics))
   }
   evaluate <- switch(kind,
     ratio_at = evaluate_effect_at,
@@ -840,10 +846,11 @@ evaluate_threshold <- function(claim, metrics, sweep_vars, sweep) {
 # the claim's points: with pointwise intervals, a perfect simulator misses
 # one of 10 independent points 40% of the time). Equivalent everywhere but
 # failing either check is `partly`, and the text says which point.
-evaluate_theory <- function(claim, metrics, scenario) {
+evaluate_theory <- function(claim, metrics, scenario, all_metrics = NULL) {
   comparison <- claim$comparison
   series <- comparison$series
   margin <- as.numeric(comparison$margin)
+  control <- comparison$control
   selected <- dplyr::filter(metrics, .data$series == .env$series)
   if (nrow(selected) == 0 || is.null(scenario)) {
     return(claim_outcome("not comparable", "—", sprintf("No runs of series %s (or no scenario.json).", series)))
@@ -853,28 +860,53 @@ evaluate_theory <- function(claim, metrics, scenario) {
   points$theory <- purrr::map2_dbl(points$x, points$backend, function(x, backend) {
     validation_theory_wait_s(comparison$model, scenario, series, group, as.numeric(x), backend)
   })
-  cells <- selected |>
+  runs <- selected |>
     dplyr::mutate(x = .data[[comparison$x]]) |>
     dplyr::inner_join(points, by = c("backend", "x")) |>
-    dplyr::group_by(.data$backend, .data$x, .data$theory) |>
-    dplyr::summarise(
-      t_interval(.data$value),
-      ratio = mean(.data$value) / dplyr::first(.data$theory),
-      p_for = tost_p(.data$value / .data$theory, 1 - margin, 1 + margin),
-      p_against = min(1, 2 * min(one_sided_p(.data$value / .data$theory, 1 - margin, "less"),
-                                 one_sided_p(.data$value / .data$theory, 1 + margin, "greater"))),
-      .groups = "drop"
-    ) |>
-    dplyr::filter(.data$n >= 2)
-  if (nrow(cells) == 0) {
-    return(claim_outcome("not comparable", "—", "No point has two or more seeds."))
+    dplyr::mutate(ratio = .data$value / .data$theory)
+  if (!is.null(control)) {
+    # the control variate: a per-run metric whose expectation the scenario fixes (validation_control_expected)
+    controls <- dplyr::filter(all_metrics %||% metrics[0, ], .data$metric == .env$control) |>
+      dplyr::select(dplyr::all_of(run_key_columns), control = "value")
+    runs <- dplyr::inner_join(runs, controls, by = run_key_columns)
+    points$control_expected <- purrr::map2_dbl(points$x, points$backend, function(x, backend) {
+      validation_offered_load(scenario, as.numeric(x), backend)
+    })
+    runs <- dplyr::inner_join(runs, points[c("backend", "x", "control_expected")], by = c("backend", "x"))
   }
+  cells <- runs |>
+    dplyr::group_by(.data$backend, .data$x, .data$theory) |>
+    dplyr::group_modify(function(d, key) {
+      if (is.null(control)) {
+        n <- nrow(d)
+        return(tibble::tibble(n = n, ratio = mean(d$ratio), se = stats::sd(d$ratio) / sqrt(n), df = n - 1))
+      }
+      cv <- control_variate_mean(d$ratio, d$control, dplyr::first(d$control_expected))
+      tibble::tibble(n = cv$n, ratio = cv$estimate, se = cv$se, df = cv$df)
+    }) |>
+    dplyr::ungroup() |>
+    dplyr::filter(!is.na(.data$se), .data$df >= 1)
+  if (nrow(cells) == 0) {
+    needed <- if (is.null(control)) 2 else 3
+    return(claim_outcome("not comparable", "—", sprintf("No point has %d or more seeds.", needed)))
+  }
+  quantile <- stats::qt(1 - (1 - confidence_level) / 2, cells$df)
+  cells <- dplyr::mutate(cells,
+    mean = .data$ratio * .data$theory,
+    ci_lo = (.data$ratio - quantile * .data$se) * .data$theory,
+    ci_hi = (.data$ratio + quantile * .data$se) * .data$theory,
+    p_for = purrr::pmap_dbl(list(.data$ratio, .data$se, .data$df), function(r, se, df) {
+      max(t_p_value(r, se, df, 1 - margin, "greater"), t_p_value(r, se, df, 1 + margin, "less"))
+    }),
+    p_against = purrr::pmap_dbl(list(.data$ratio, .data$se, .data$df), function(r, se, df) {
+      min(1, 2 * min(t_p_value(r, se, df, 1 - margin, "less"), t_p_value(r, se, df, 1 + margin, "greater")))
+    }))
   cells <- adjust_family(cells)
   verdict <- family_verdict(cells)
   inside <- cells$ci_lo <= cells$theory & cells$theory <= cells$ci_hi
   halfwidth <- (cells$ci_hi - cells$ci_lo) / 2 / abs(cells$mean)
-  simultaneous <- stats::qt(1 - (1 - confidence_level) / (2 * nrow(cells)), cells$n - 1) * cells$sd / sqrt(cells$n)
-  inside_all <- abs(cells$mean - cells$theory) <= simultaneous
+  simultaneous <- stats::qt(1 - (1 - confidence_level) / (2 * nrow(cells)), cells$df) * cells$se
+  inside_all <- abs(cells$ratio - 1) <= simultaneous
   precise <- halfwidth <= margin
   shortfall <- c(
     if (!all(precise)) {
@@ -900,13 +932,16 @@ evaluate_theory <- function(claim, metrics, scenario) {
                   if (length(shortfall) > 0) paste0("; ", paste(shortfall, collapse = "; ")) else "")
   method <- sprintf(paste(
     "%s of %s against %s at each %s: equivalence of the per-seed ratios value / closed form within 1 ± %s by two",
-    "one-sided tests (TOST); %s. Reproduced if equivalent at every point, with every pointwise 95%% half-width",
+    "one-sided tests (TOST)%s; %s. Reproduced if equivalent at every point, with every pointwise 95%% half-width",
     "within the margin and the closed form inside every simultaneous 95%% interval (Bonferroni over the points);",
     "partly if equivalent at some points and outside at none, or equivalent at all but failing either check; not",
     "reproduced if outside the margin at a point (one-sided test beyond the nearer bound, Bonferroni ×2);",
     "inconclusive otherwise."),
     claim$metric_id, series, validation_models()[[comparison$model]]$label, comparison$x,
-    format(margin), family_method(nrow(cells)))
+    format(margin), if (is.null(control)) "" else paste(
+      ", their mean at each point estimated with the run's offered_load as a control variate (its expectation the",
+      "nominal load on the wire; the regression-adjusted estimator of Lavenberg & Welch 1981, n − 2 degrees of",
+      "freedom)"), family_method(nrow(cells)))
   claim_outcome(verdict, ours, method)
 }
 

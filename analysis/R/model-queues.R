@@ -20,6 +20,48 @@ mm1k_mean_number <- function(rho, k) {
   ifelse(abs(rho - 1) < 1e-12, k / 2, rho / (1 - rho) - (k + 1) * rho^(k + 1) / (1 - rho^(k + 1)))
 }
 
+#' Blocking probability of M/G/1/K (room for K in the system) with the
+#' contract's shifted exponential service S = c + Exp(mean m): the embedded
+#' Markov chain at departures (Gross & Harris, Fundamentals of Queueing
+#' Theory, §5.1.9 (4th ed.)): a_j = P(j arrivals during a service), the
+#' chain on 0..K-1 solved for pi, then the time-average blocking
+#' p_K = 1 - 1 / (pi_0 + rho), rho = lambda E[S] (PASTA: the share of
+#' arrivals lost). With c = 0 it is M/M/1/K's closed form; with K = 1 it is
+#' rho / (1 + rho) for any service (Erlang's loss formula).
+#'
+#' @param lambda_per_s Arrival rate.
+#' @param shift_s,exp_mean_s The service time's constant part c and the mean
+#'   m of its exponential part.
+#' @param k Room in the system (>= 1).
+mg1k_shifted_exp_blocking <- function(lambda_per_s, shift_s, exp_mean_s, k) {
+  if (length(lambda_per_s) != 1 || !is.finite(lambda_per_s) || lambda_per_s <= 0) {
+    stop("M/G/1/K: lambda_per_s must be one positive number")
+  }
+  if (length(shift_s) != 1 || shift_s < 0 || length(exp_mean_s) != 1 || exp_mean_s < 0 || shift_s + exp_mean_s <= 0) {
+    stop("M/G/1/K: shift_s and exp_mean_s must be non-negative numbers, not both 0")
+  }
+  mm1k_check(lambda_per_s * (shift_s + exp_mean_s), k)
+  # a_j = E[e^{-lambda S} (lambda S)^j / j!], S = c + X: integrate over X's density
+  a <- vapply(0:(k - 1), function(j) {
+    if (exp_mean_s == 0) return(stats::dpois(j, lambda_per_s * shift_s))
+    stats::integrate(function(x) stats::dpois(j, lambda_per_s * (shift_s + x)) * stats::dexp(x, 1 / exp_mean_s),
+                     0, Inf, rel.tol = 1e-12)$value
+  }, numeric(1))
+  # departures leave i in the system; the next departure leaves max(i - 1, 0) + arrivals, at most K - 1
+  p <- matrix(0, k, k)
+  for (i in 0:(k - 1)) {
+    base <- max(i - 1, 0)
+    for (j in base:(k - 1)) {
+      p[i + 1, j + 1] <- if (j < k - 1) a[j - base + 1] else 1 - sum(p[i + 1, seq_len(k - 1)])
+    }
+  }
+  # pi (P - I) = 0 with sum(pi) = 1
+  system <- rbind(t(p) - diag(k), rep(1, k))
+  pi <- qr.solve(system, c(rep(0, k), 1))
+  rho <- lambda_per_s * (shift_s + exp_mean_s)
+  1 - 1 / (pi[[1]] + rho)
+}
+
 mm1k_check <- function(rho, k) {
   if (!is.numeric(rho) || any(is.na(rho) | rho < 0)) stop("M/M/1/K: rho must be non-negative numbers")
   if (!is.numeric(k) || any(is.na(k) | k < 1 | k != round(k))) stop("M/M/1/K: K must be whole numbers >= 1")
@@ -56,6 +98,20 @@ queue_validation_models <- function() {
         rho <- sum(classes$lambda_per_s * classes$service_s)
         # the one on the wire is in the system too: K = limit + 1 (scenarios/validation/mm1k.yaml)
         rep(mm1k_blocking(rho, limit + 1), nrow(classes))
+      }),
+    mg1k_blocking = list(
+      label = "M/G/1/K blocking probability (the contract's shifted exponential sizes)",
+      wait = function(classes, series) {
+        limit <- as.numeric(series$params$limit_pkts %||%
+                              stop("validation: mg1k_blocking needs a droptail series (limit_pkts)"))
+        if (nrow(classes) != 1 || !classes$exponential) {
+          stop("validation: mg1k_blocking needs one poisson group with exponential sizes (size_mean_bytes)")
+        }
+        # service on the wire: (40 + framing) bytes, then the exponential part of mean (mean - 40) bytes
+        per_byte_s <- classes$service_s / (classes$pkt_bytes + classes$framing_bytes)
+        shift_s <- (40 + classes$framing_bytes) * per_byte_s
+        rep(mg1k_shifted_exp_blocking(classes$lambda_per_s, shift_s, classes$service_s - shift_s, limit + 1),
+            nrow(classes))
       })
   )
 }

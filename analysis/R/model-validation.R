@@ -16,8 +16,8 @@
 #' @param u The sweep value of `workload.poisson_load`.
 #' @param framing_bytes `link_framing_bytes` of the backend.
 #' @return tibble group, pkt_bytes (a group's mean with exponential sizes),
-#'   lambda_per_s, service_s (mean), second_moment_s2, ordered by pkt_bytes
-#'   (smaller first).
+#'   lambda_per_s, exponential (its sizes are), framing_bytes, service_s
+#'   (mean), second_moment_s2, ordered by pkt_bytes (smaller first).
 validation_poisson_classes <- function(scenario, u, framing_bytes) {
   capacity <- as.numeric(scenario$topology$bottleneck_rate_bps %||% NA)
   groups <- purrr::keep(scenario$workload$groups, function(g) identical(g$app, "poisson") && !is.null(g$packet_share))
@@ -31,6 +31,7 @@ validation_poisson_classes <- function(scenario, u, framing_bytes) {
   exponential <- vapply(groups, function(g) !is.null(g$size_mean_bytes), logical(1))
   lambda <- u * capacity / (8 * sum(share * bytes))
   tibble::tibble(group = names(groups), pkt_bytes = unname(bytes), lambda_per_s = unname(lambda * share),
+                 exponential = unname(exponential), framing_bytes = framing_bytes,
                  service_s = unname(8 * (bytes + framing_bytes) / capacity),
                  second_moment_s2 = unname(service_second_moment_s2(bytes, exponential, framing_bytes, capacity))) |>
     dplyr::arrange(.data$pkt_bytes)
@@ -83,4 +84,15 @@ validation_theory_wait_s <- function(model, scenario, series, group, u, backend)
     if (is.na(i)) stop(sprintf("validation: no poisson group `%s` with a packet_share", group))
     wait[[i]]
   }, numeric(1))
+}
+
+#' The expected offered_load of a validation scenario's runs at load u on a
+#' backend (metric-offered-load.R): the Poisson classes' rates times their
+#' mean service times on the wire, the known expectation of the claims'
+#' control variate (claims.R, evaluate_theory).
+validation_offered_load <- function(scenario, u, backend) {
+  framing <- link_framing_bytes[backend]
+  if (is.na(framing)) stop(sprintf("validation: no link framing is known for backend `%s`", backend))
+  classes <- validation_poisson_classes(scenario, u, unname(framing))
+  sum(classes$lambda_per_s * classes$service_s)
 }

@@ -195,7 +195,10 @@ compute_run_metrics <- function(results, warmup_s = 0) {
       longer(summarise_udp_groups(flows, by),
              c(loss_ratio = "loss_ratio", delay_mean_s = "delay_mean_s", delay_max_s = "delay_max_s"), "group"),
       if (!is.null(results$scenario)) {
-        longer(summarise_bottleneck_wait(flows, by, results$scenario), c(wait_mean_s = "wait_mean_s"), "group")
+        dplyr::bind_rows(
+          longer(summarise_bottleneck_wait(flows, by, results$scenario), c(wait_mean_s = "wait_mean_s"), "group"),
+          longer(summarise_offered_load(flows, by, results$scenario), c(offered_load = "offered_load"))
+        )
       }
     )
     # the calls of each VoIP group on any topology: the paper's eq. (22) R
@@ -389,6 +392,48 @@ tost_p <- function(x, lower, upper) {
     stop("TOST: the margin's `lower` must be below its `upper`")
   }
   max(one_sided_p(x, lower, "greater"), one_sided_p(x, upper, "less"))
+}
+
+#' Mean of per-seed values `y` estimated with a control variate `x` whose
+#' expectation `x_expected` is known: the regression-adjusted estimator
+#' (Lavenberg & Welch, Management Science 27(3), 1981; Law, Simulation
+#' Modeling and Analysis, 5th ed., §11.4): the intercept of the least-squares
+#' line of y on x - x_expected, i.e. mean(y) - slope (mean(x) - x_expected),
+#' with that intercept's standard error and n - 2 degrees of freedom (exact
+#' when (x, y) are jointly normal, as means over many packets are). The
+#' slope is fitted on the same seeds, one degree of freedom fewer than the
+#' plain t-interval's.
+#'
+#' @return A one-row tibble: n, estimate, se, df, slope; NA estimate with
+#'   fewer than three seeds (no slope and spread to fit).
+control_variate_mean <- function(y, x, x_expected) {
+  if (!is.numeric(y) || !is.numeric(x) || length(y) != length(x)) {
+    stop("control variate: `y` and `x` must be numeric vectors of one length (one value per seed)")
+  }
+  if (!is.numeric(x_expected) || length(x_expected) != 1 || !is.finite(x_expected)) {
+    stop("control variate: `x_expected` must be one finite number (the control's known expectation)")
+  }
+  keep <- !is.na(y) & !is.na(x)
+  y <- y[keep]
+  x <- x[keep] - x_expected
+  n <- length(y)
+  if (n < 3 || stats::var(x) == 0) {
+    return(tibble::tibble(n = n, estimate = NA_real_, se = NA_real_, df = NA_real_, slope = NA_real_))
+  }
+  fit <- summary(stats::lm(y ~ x))$coefficients
+  tibble::tibble(n = n, estimate = fit[1, "Estimate"], se = fit[1, "Std. Error"], df = n - 2,
+                 slope = fit[2, "Estimate"])
+}
+
+#' One-sided p-value of an estimate with a standard error and degrees of
+#' freedom (a t statistic), against `null`: side "greater" (H1: above null)
+#' or "less". With a zero standard error, 0 or 1 by the estimate's side.
+t_p_value <- function(estimate, se, df, null, side) {
+  side <- match.arg(side, c("greater", "less"))
+  sign <- if (side == "greater") 1 else -1
+  if (is.na(estimate) || is.na(se)) return(NA_real_)
+  if (se == 0) return(if (sign * (estimate - null) > 0) 0 else 1)
+  stats::pt(sign * (estimate - null) / se, df, lower.tail = FALSE)
 }
 
 #' Holm's step-down adjustment of a family of p-values (NA kept as NA, and

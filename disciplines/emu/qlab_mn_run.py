@@ -67,7 +67,7 @@ HERE = Path(__file__).resolve().parent
 STATE_DIR = Path("/run/qlab-mn")
 TAG_ENV = "QLAB_MN_TAG"
 EXIT_BAD_JOB = 2
-UDP_APPS = ("cbr", "onoff", "voip")
+UDP_APPS = ("cbr", "onoff", "voip", "poisson")
 # IP + the 2-byte PPP header ns-3's point-to-point links add on the wire.
 LINK_OVERHEAD_BYTES = 2
 # The plan's lossless queue (the reverse direction): a droptail nothing fills.

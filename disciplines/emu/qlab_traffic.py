@@ -6,7 +6,12 @@
 
 FLOW.json is {"flow": <a flow of the plan (docs/jobs.md)>, "dst_address": IPV4,
 "tcp": <the plan's tcp>}: the runner's slice of the plan for one flow. A
-`bulk` flow is TCP, `cbr`/`onoff`/`voip` UDP. The sender binds the flow's
+`bulk` flow is TCP, `cbr`/`onoff`/`voip`/`poisson` UDP. A `poisson` flow's
+send times (and with `size_mean_bytes` its datagrams' lengths) are the
+contract's generator (docs/jobs.md, `poisson`), drawn here as qlab's
+reference `qlab.plan.poisson_times`/`exponential_sizes` draws them
+(tests/test_poisson.py checks this copy against it: the emulation host
+runs this file without the qlab package). The sender binds the flow's
 `src_port`, the sink listens on its `dst_port`, so several flows share a host
 and the 5-tuple is the plan's. Times are CLOCK_REALTIME nanoseconds (every
 Mininet host shares the clock, so a one-way delay is a plain difference); the
@@ -48,14 +53,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import socket
 import struct
 import sys
 import time
+from collections.abc import Iterator
 
-UDP_APPS = ("cbr", "onoff", "voip")
+UDP_APPS = ("cbr", "onoff", "voip", "poisson")
 UDP_HEADER = struct.Struct("!IQ")
 UDP_IP_HEADER_BYTES = 28
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
@@ -219,31 +226,85 @@ def tcp_send(spec: dict, epoch_ns: int, out: str) -> None:
     write_json(out, state)
 
 
-def udp_schedule(flow: dict, epoch_ns: int, end_ns: int) -> list[int]:
-    """Send times (absolute ns): start + k * interval_ns < end in each on-period, before the run's end."""
-    times = []
+MASK64 = (1 << 64) - 1
+SPLITMIX_GAMMA = 0x9E3779B97F4A7C15
+MIN_UDP_IP_BYTES = 40
+
+
+def splitmix_uniforms(seed: int) -> Iterator[float]:
+    """u = (x >> 11) * 2^-53 of the core's splitmix64 stream (qcore_rng) from `seed`."""
+    state = seed & MASK64
+    while True:
+        state = (state + SPLITMIX_GAMMA) & MASK64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        z ^= z >> 31
+        yield (z >> 11) * 2.0**-53
+
+
+def poisson_times(flow: dict) -> Iterator[int]:
+    """A poisson flow's send times relative to the epoch: in each on-period
+    [s, e), s + g1, s + g1 + g2, ... while before e, gap = floor(-log1p(-u)
+    * mean + 0.5) ns, the mean the flow's or its period's (a Markov-modulated
+    source); a draw at or past a period's end is spent."""
+    periods = flow["on_periods_ns"]
+    means = flow.get("period_mean_intervals_ns") or [flow["mean_interval_ns"]] * len(periods)
+    uniforms = splitmix_uniforms(flow["poisson_seed"])
+    for (start, end), mean in zip(periods, means):  # noqa: B905 (strict= needs Python 3.10)
+        t = start
+        while True:
+            t += math.floor(-math.log1p(-next(uniforms)) * mean + 0.5)
+            if t >= end:
+                break
+            yield t
+
+
+def datagram_bytes(flow: dict) -> Iterator[int]:
+    """IP lengths, datagram by datagram: pkt_bytes, or with size_mean_bytes
+    min(pkt_bytes, 40 + floor(-log1p(-u) * (size_mean_bytes - 40) + 0.5))."""
+    if "size_mean_bytes" not in flow:
+        while True:
+            yield flow["pkt_bytes"]
+    scale = flow["size_mean_bytes"] - MIN_UDP_IP_BYTES
+    for u in splitmix_uniforms(flow["size_seed"]):
+        yield min(flow["pkt_bytes"], MIN_UDP_IP_BYTES + math.floor(-math.log1p(-u) * scale + 0.5))
+
+
+def udp_schedule(flow: dict, epoch_ns: int, end_ns: int) -> Iterator[tuple[int, int]]:
+    """(send time in absolute ns, IP length) of each datagram before the run's
+    end: start + k * interval_ns < end in each on-period, or a poisson flow's
+    draws (generated as they are sent: a long run sends millions)."""
+    if flow["app"] == "poisson":
+        for t, size in zip(poisson_times(flow), datagram_bytes(flow)):  # noqa: B905 (the lengths never end)
+            if epoch_ns + t >= end_ns:
+                return
+            yield epoch_ns + t, size
+        return
     for start, end in flow["on_periods_ns"]:
-        times.extend(range(epoch_ns + start, epoch_ns + end, flow["interval_ns"]))
-    return [t for t in times if t < end_ns]
+        for t in range(epoch_ns + start, epoch_ns + end, flow["interval_ns"]):
+            if t < end_ns:
+                yield t, flow["pkt_bytes"]
 
 
 def udp_send(spec: dict, epoch_ns: int, end_ns: int, out: str) -> None:
     f = spec["flow"]
-    times = udp_schedule(f, epoch_ns, end_ns)
+    schedule = udp_schedule(f, epoch_ns, end_ns)
     payload = bytearray(f["pkt_bytes"] - UDP_IP_HEADER_BYTES)
+    view = memoryview(payload)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["tos"])
     sock.bind(("0.0.0.0", f["src_port"]))
     dst = (spec["dst_address"], f["dst_port"])
     state = {"tx_packets": 0, "send_errors": 0, "late_max_ns": 0, "final": False}
     try:
-        for seq, t in enumerate(times):
+        for seq, (t, ip_bytes) in enumerate(schedule):
             sleep_until(t)
             now = time.time_ns()
             state["late_max_ns"] = max(state["late_max_ns"], now - t)
             UDP_HEADER.pack_into(payload, 0, seq, now)
             try:
-                sock.sendto(payload, dst)
+                sock.sendto(view[: ip_bytes - UDP_IP_HEADER_BYTES], dst)
                 state["tx_packets"] += 1
             except OSError:
                 state["send_errors"] += 1  # not sent: not counted as transmitted

@@ -207,11 +207,15 @@ class MininetBackend(Backend):
                     f"(to hosts across the bottleneck from {side}); {f['dst']} is at {side}"
                 )
                 break
-        poisson = [f["flow_id"] for f in plan["flows"] if f["app"] == "poisson"]
-        if poisson:
+        # poisson flows: qlab_traffic.py draws the contract's generator; a datagram longer than
+        # the links' MTU would leave the sender as IP fragments, which queue as packets of their own
+        mtu = min(lk["mtu_bytes"] for lk in plan["links"])
+        big = [f for f in plan["flows"] if f["app"] == "poisson" and f["pkt_bytes"] > mtu]
+        if big:
             out.append(
-                f"flows: app poisson (flow {poisson[0]}): qlab's emulation traffic generator does not "
-                "yet implement the contract's Poisson generator (docs/jobs.md); the ns3 backend does"
+                f"flows: app poisson (flow {big[0]['flow_id']}): datagrams of up to {big[0]['pkt_bytes']} "
+                f"bytes exceed the links' MTU ({mtu} bytes): in emulation they would be sent as IP "
+                "fragments, each queued on its own; the ns3 backend queues whole datagrams"
             )
         if len(plan["flows"]) > MAX_FLOWS:
             out.append(f"flows: at most {MAX_FLOWS} flows in emulation, got {len(plan['flows'])}")

@@ -24,12 +24,13 @@ test_that("every registered metric's function exists and a test-metric-*.R file 
 # groups (the calls stop at 6 s: the load changes within the run), a queues
 # and a packets table of two traced queues (two bands at the second).
 every_kind_of_run <- function() {
-  flows <- make_flows(series = "w", seed = 1L, flow_id = 0:3, cls = c(0L, 0L, 1L, 1L),
-                      group = c("bulk", "bulk", "voice", "voice"), app = c("bulk", "bulk", "voip", "voip"),
-                      bytes_delivered = 1e6, start_s = 0, end_s = c(2, NA, 4, 4), sim_end_s = 8,
-                      tx_packets = c(NA, NA, 100, 100), rx_packets = c(NA, NA, 90, 100),
-                      lost_packets = c(NA, NA, 10, 0), delay_mean_s = c(NA, NA, 0.01, 0.02),
-                      delay_max_s = c(NA, NA, 0.05, 0.03), bytes_goal = 1e6, seg_bytes = 1000L)
+  flows <- make_flows(series = "w", seed = 1L, flow_id = 0:4, cls = c(0L, 0L, 1L, 1L, 1L),
+                      group = c("bulk", "bulk", "voice", "voice", "stream"),
+                      app = c("bulk", "bulk", "voip", "voip", "poisson"),
+                      bytes_delivered = 1e6, start_s = 0, end_s = c(2, NA, 4, 4, 4), sim_end_s = 8,
+                      tx_packets = c(NA, NA, 100, 100, 1000), rx_packets = c(NA, NA, 90, 100, 1000),
+                      lost_packets = c(NA, NA, 10, 0, 0), delay_mean_s = c(NA, NA, 0.01, 0.02, 0.02),
+                      delay_max_s = c(NA, NA, 0.05, 0.03, 0.04), bytes_goal = 1e6, seg_bytes = 1000L)
   keys <- tibble::tibble(scenario = "test/s", backend = "ns3", series = "w", point = "p", seed = 1L)
   list(
     flows = flows,
@@ -39,7 +40,8 @@ every_kind_of_run <- function() {
                     duration_s = 8,
                     workload = list(groups = list(bulk = list(cls = 0L, count = 2L),
                                                   voice = list(cls = 1L, count = 2L, app = "voip",
-                                                               stop_s = 6))),
+                                                               stop_s = 6),
+                                                  stream = list(cls = 1L, count = 1L, app = "poisson"))),
                     topology = list(kind = "dumbbell", access_rate_bps = 1e7, access_delay_s = 0.001,
                                     bottleneck_rate_bps = 1e7, bottleneck_delay_s = 0.01)),
     queues = dplyr::bind_cols(keys, tibble::tibble(time_s = c(4, 4, 7, 7), queue = rep(c("hop1:r0", "hop2:r1"), 2),

@@ -34,3 +34,26 @@ test_that("the M/M/1 and M/M/1/K closed forms of a validation scenario", {
   # limit 4 queued + 1 on the wire: K = 5
   expect_equal(models$mm1k_blocking$wait(classes, list(params = list(limit_pkts = 4))), mm1k_blocking(rho, 5))
 })
+
+test_that("M/G/1/K with shifted exponential service: M/M/1/K without the shift, Erlang at K = 1, by hand at K = 2", {
+  expect_equal(mg1k_shifted_exp_blocking(0.9, 0, 1, 5), mm1k_blocking(0.9, 5), tolerance = 1e-9)
+  expect_equal(mg1k_shifted_exp_blocking(0.7, 0.3, 0.5, 1), 0.56 / 1.56, tolerance = 1e-9)
+  # M/D/1/2, lambda 0.5, S = 1: the chain's pi_0 is a_0 = exp(-0.5), p_2 = 1 - 1 / (a_0 + 0.5)
+  expect_equal(mg1k_shifted_exp_blocking(0.5, 1, 0, 2), 1 - 1 / (exp(-0.5) + 0.5), tolerance = 1e-9)
+  # a little less variable than exponential, a little less blocking
+  expect_lt(mg1k_shifted_exp_blocking(0.9, 0.01, 0.99, 5), mm1k_blocking(0.9, 5))
+  expect_error(mg1k_shifted_exp_blocking(0, 0, 1, 5), "lambda_per_s")
+  expect_error(mg1k_shifted_exp_blocking(1, 0, 0, 5), "not both 0")
+})
+
+test_that("mg1k_blocking: the validation scenario's exponential sizes on the wire (40 + framing bytes of shift)", {
+  scenario <- list(topology = list(kind = "dumbbell", bottleneck_rate_bps = 2e6),
+                   workload = list(groups = list(stream = list(app = "poisson", pkt_bytes = 65507,
+                                                               size_mean_bytes = 5000, packet_share = 1))),
+                   series = list(k5 = list(kind = "droptail", params = list(limit_pkts = 4))))
+  lambda <- 0.9 * 2e6 / (8 * 5000)
+  want <- mg1k_shifted_exp_blocking(lambda, 8 * 42 / 2e6, 8 * 4960 / 2e6, 5)
+  expect_equal(validation_theory_wait_s("mg1k_blocking", scenario, "k5", "stream", 0.9, "ns3"), want)
+  # 0.7% below M/M/1/K's formula at the same rho
+  expect_equal(want / mm1k_blocking(lambda * 8 * 5002 / 2e6, 5), 0.9929, tolerance = 1e-3)
+})

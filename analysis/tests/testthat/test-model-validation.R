@@ -120,3 +120,37 @@ test_that("the theory verdict: equivalence within the margin at every point, out
   expect_match(imprecise$ours, "half-width exceeds ±2% at u = 0.6")
   expect_equal(imprecise$verdict, "partly")
 })
+
+test_that("the theory verdict with the offered load as a control variate: noise the load explains is removed", {
+  scenario <- validation_scenario()
+  claim <- list(id = "c", figure = "qlab/validation/mg1", metric = "wait_mean_s", group = "congestive",
+                scenario = "validation/mg1",
+                comparison = list(kind = "theory", series = "fifo", model = "mg1_fifo", x = "u", margin = 0.02,
+                                  control = "offered_load"))
+  # each seed offered a little more or less than u; its wait follows its load (+5% per +0.01 of load), as
+  # heavy-load runs do, plus a small residual: the plain mean's interval is wide, the adjusted one narrow
+  departures <- c(-0.01, 0.005, 0.01, -0.005, 0, 0.0075, -0.0075, 0.0025)
+  residual <- c(0.002, -0.001, 0, 0.001, -0.002, 0.001, 0, -0.001)
+  grid <- tidyr::expand_grid(u = c(0.5, 0.9), seed = seq_along(departures))
+  expected <- purrr::map_dbl(grid$u, function(u) validation_offered_load(scenario, u, "ns3"))
+  theory <- purrr::map_dbl(grid$u, function(u) {
+    validation_theory_wait_s("mg1_fifo", scenario, "fifo", "congestive", u, "ns3")
+  })
+  base <- dplyr::mutate(grid, scenario = "validation/mg1", backend = "ns3", series = "fifo",
+                        point = paste0("fifo_u-", .data$u), n_censored = 0L)
+  wait <- dplyr::mutate(base, metric = "wait_mean_s", group = "congestive",
+                        value = theory * (1 + 5 * departures[.data$seed] + residual[.data$seed]))
+  load <- dplyr::mutate(base, metric = "offered_load", group = NA_character_,
+                        value = expected + departures[.data$seed])
+  metrics <- with_metric_keys(dplyr::bind_rows(wait, load))
+  data <- list(`validation/mg1` = list(metrics = metrics, sweep_vars = "u", results = list(scenario = scenario)))
+  adjusted <- evaluate_claim(claim, data)
+  expect_equal(adjusted$verdict, "reproduced")
+  expect_match(adjusted$method, "control variate")
+  plain <- claim
+  plain$comparison$control <- NULL
+  expect_equal(evaluate_claim(plain, data)$verdict, "inconclusive")
+  wrong <- c(claim, list(claim = "W", paper_value = "PK"))
+  wrong$comparison$control <- "delay_mean_s"
+  expect_error(check_claim(wrong, "validation.yaml: claims[1]"), "must be offered_load")
+})

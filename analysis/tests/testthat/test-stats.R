@@ -76,3 +76,29 @@ test_that("backend ratios pair the same job's runs across backends, per series",
   # a backend without the scenario gives an empty table, not an error
   expect_equal(nrow(summarise_backend_ratio_vs_x(item, loaded["ns3"])), 0)
 })
+
+test_that("control variate: the intercept at the control's expectation, with n - 2 degrees of freedom", {
+  # y = 1 + 2 (x - 0.5) exactly, but for a residual: the fitted line's intercept at x = 0.5
+  x <- c(0.4, 0.5, 0.6, 0.45, 0.55)
+  y <- 1 + 2 * (x - 0.5) + c(0.01, -0.01, 0, 0.005, -0.005)
+  cv <- control_variate_mean(y, x, 0.5)
+  fit <- stats::lm(y ~ I(x - 0.5))
+  expect_equal(cv$estimate, unname(stats::coef(fit)[[1]]))
+  expect_equal(cv$slope, unname(stats::coef(fit)[[2]]))
+  expect_equal(cv$se, summary(fit)$coefficients[1, 2])
+  expect_equal(cv$df, 3)
+  # the control's departures explain most of y's spread: a far narrower interval than the plain mean's
+  expect_lt(cv$se, stats::sd(y) / sqrt(5) / 10)
+  # by hand: mean(y) - slope (mean(x) - 0.5)
+  expect_equal(cv$estimate, mean(y) - cv$slope * (mean(x) - 0.5))
+  expect_true(is.na(control_variate_mean(1:2, c(0.1, 0.2), 0)$estimate))
+  expect_error(control_variate_mean(1:3, 1:2, 0), "one length")
+  expect_error(control_variate_mean(1:3, 1:3, NA_real_), "known expectation")
+})
+
+test_that("t p-value: a t statistic's one-sided tail, and a zero standard error by side", {
+  expect_equal(t_p_value(1.1, 0.05, 4, 1, "greater"), stats::pt(2, 4, lower.tail = FALSE))
+  expect_equal(t_p_value(1.1, 0.05, 4, 1, "less"), stats::pt(2, 4))
+  expect_equal(t_p_value(1.1, 0, 4, 1, "greater"), 0)
+  expect_equal(t_p_value(1.1, 0, 4, 1, "less"), 1)
+})
