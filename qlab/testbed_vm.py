@@ -37,6 +37,7 @@ MKROOTFS = paths.ROOT / "testbed" / "vm" / "mkrootfs.sh"
 # PORT_BASE+100 (QLAB_TESTBED_PORT_BASE moves them all).
 PORT_BASE = int(os.environ.get("QLAB_TESTBED_PORT_BASE", "2230"))
 MEMORY_MB = int(os.environ.get("QLAB_TESTBED_MEMORY_MB", "384"))
+CLOCK_BOUND_MS = 50
 BOOT_TIMEOUT_S = float(os.environ.get("QLAB_TESTBED_BOOT_TIMEOUT_S", "420"))
 
 
@@ -298,7 +299,15 @@ def write_inventory(path: Path) -> None:
         f"        ansible_ssh_common_args: -o UserKnownHostsFile={ssh / 'known_hosts'}"
         " -o StrictHostKeyChecking=yes",
         "        ansible_python_interpreter: /usr/bin/python3",
+        # one SSH round trip per task, not three (each costs seconds under TCG)
+        "        ansible_pipelining: true",
         "        testbed_virtual: true",
+        # the guests' clocks are stepped from this machine's at boot (no
+        # chrony server here): a looser bound than hardware with PTP
+        f"        testbed_preflight_max_clock_offset_ms: {CLOCK_BOUND_MS}",
+        # each Ansible task costs seconds under TCG on a shared machine
+        "        testbed_epoch_lead_s: 45",
+        f"        testbed_preflight_kernel: {(BUILD / 'kver').read_text().strip()}",
         "",
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
