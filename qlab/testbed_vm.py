@@ -306,7 +306,7 @@ def write_inventory(path: Path) -> None:
         # chrony server here): a looser bound than hardware with PTP
         f"        testbed_preflight_max_clock_offset_ms: {CLOCK_BOUND_MS}",
         # each Ansible task costs seconds under TCG on a shared machine
-        "        testbed_epoch_lead_s: 45",
+        "        testbed_epoch_lead_s: 150",
         f"        testbed_preflight_kernel: {(BUILD / 'kver').read_text().strip()}",
         "",
     ]

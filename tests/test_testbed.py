@@ -193,23 +193,61 @@ def vm_testbed():
         testbed_vm.down()
 
 
-def test_vm_testbed_runs_a_job_through_the_kernel_qdisc_then_fails_loudly_on_a_dead_host(
-    vm_testbed, tmp_path
-):
+def test_vm_testbed_runs_a_job_through_the_kernel_qdisc(vm_testbed, tmp_path):
     plan = small_dumbbell("testbed", duration_ns=30_000_000_000, bulk_bytes=200_000, packets=False)
     job = write_plan(tmp_path, plan)
     out = tmp_path / "out"
     t0 = time.monotonic()
     run = runjob.run_job(job, out, tmp_path / "run.log")
-    print(f"one job on the virtual testbed: {time.monotonic() - t0:.0f} s")
+    print(f"one job on the virtual testbed: {time.monotonic() - t0:.0f} s; fidelity {run['fidelity']}")
     assert traces.check_dir(out, job=job) == []
     assert run["backend"] == "testbed" and run["all_completed"], run
     fid = run["fidelity"]
     # every data packet crossed the router's qdisc (the kernel forwarded them)
     assert fid["qdisc_arrivals_pkts"] >= fid["senders_data_pkts"] > 0, fid
-    # a host that is down: the run stops naming it, and nothing is collected
+
+
+def test_vm_testbed_preparation_is_idempotent(vm_testbed):
+    """preflight and qdisc_kmod (playbooks/testbed-prepare.yml): the second run changes nothing."""
+    import re
+    import subprocess
+
+    from qlab.backends import testbed as tb
+
+    def play() -> dict[str, int]:
+        extra = json.dumps({"qlab_tb_kmod_dir": str(tb.KMOD_DIR), "qlab_tb_tc_dir": str(tb.TC_DIR)})
+        env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "playbooks/ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+        proc = subprocess.run(
+            [
+                str(REPO / ".venv/bin/ansible-playbook"),
+                "-i",
+                str(tb.inventory()),
+                "playbooks/testbed-prepare.yml",
+                "-e",
+                extra,
+            ],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        return {h: int(c) for h, c in re.findall(r"(tb-\w+)\s+: ok=\d+\s+changed=(\d+)", proc.stdout)}
+
+    play()
+    second = play()
+    assert len(second) == 3 and not any(second.values()), second
+
+
+def test_vm_testbed_fails_loudly_on_a_dead_host_and_collects_nothing(vm_testbed, tmp_path):
+    plan = small_dumbbell("testbed", duration_ns=30_000_000_000, bulk_bytes=200_000, packets=False)
+    job = write_plan(tmp_path, plan)
     vm_testbed.kill_vm("tb-receiver")
-    out2 = tmp_path / "out2"
-    with pytest.raises(backends.BackendError, match=r"tb-receiver"):
-        runjob.run_job(job, out2, tmp_path / "run2.log")
-    assert not out2.exists()
+    out = tmp_path / "out"
+    t0 = time.monotonic()
+    with pytest.raises(backends.BackendError, match=r"tb-receiver") as err:
+        runjob.run_job(job, out, tmp_path / "run.log")
+    print(f"a dead host failed the run in {time.monotonic() - t0:.0f} s: {str(err.value)[:300]}")
+    assert not out.exists()
+    assert not list(tmp_path.glob(".out.work-*"))
