@@ -153,9 +153,17 @@ def test_ingest_marks_a_run_whose_clocks_drifted_invalid(tmp_path):
     plan = _plan()
     job = TestbedBackend().job(plan, GROUPS)
     st = _staging(tmp_path, plan, job)
-    (st / "clock.json").write_text(json.dumps({"offset_ms": {"snd": 80.0}, "bound_ms": 50}))
+    clock = {
+        "offset_ms": {"snd": 80.0, "rcv": 80.0},
+        "uncertainty_ms": {"snd": 20.0, "rcv": 40.0},
+        "bound_ms": 50,
+    }
+    (st / "clock.json").write_text(json.dumps(clock))
     facts = TestbedBackend().ingest(plan, job, st, tmp_path / "work")
-    assert not facts["valid"] and "host snd: clock offset 80.0 ms" in facts["invalid_reasons"][0]
+    # 80 ms off, known to within 20 ms: beyond the bound; within 40 ms: not proven beyond it
+    assert not facts["valid"] and facts["invalid_reasons"] == [
+        "host snd: clock offset 80.0 ms (probe uncertainty 20.0 ms) exceeds 50 ms"
+    ]
 
 
 # --- the virtual testbed (make test-testbed) --------------------------------
@@ -202,6 +210,7 @@ def test_vm_testbed_runs_a_job_through_the_kernel_qdisc(vm_testbed, tmp_path):
     print(f"one job on the virtual testbed: {time.monotonic() - t0:.0f} s; fidelity {run['fidelity']}")
     assert traces.check_dir(out, job=job) == []
     assert run["backend"] == "testbed" and run["all_completed"], run
+    assert run["valid"], run["invalid_reasons"]
     fid = run["fidelity"]
     # every data packet crossed the router's qdisc (the kernel forwarded them)
     assert fid["qdisc_arrivals_pkts"] >= fid["senders_data_pkts"] > 0, fid
