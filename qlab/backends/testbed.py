@@ -100,6 +100,11 @@ class TestbedBackend(Backend):
     def unavailable(self) -> str | None:
         if not inventory().exists():
             return f"no testbed inventory {inventory()} (`qlab testbed up`, or QLAB_TESTBED_INVENTORY)"
+        if "QLAB_TESTBED_INVENTORY" not in os.environ:
+            from qlab import testbed_vm
+
+            if not all(testbed_vm.status().values()):
+                return "the virtual testbed is not running (`qlab testbed up`)"
         return None
 
     def refuse(self, plan: dict[str, Any]) -> list[str]:
