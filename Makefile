@@ -19,7 +19,7 @@ SNAKEMAKE := $(VENV)/bin/snakemake --workflow-profile workflows/profiles/local
 # with nothing changed since the last reproduction, Snakemake is not started (qlab/uptodate.py).
 WATCH = $(PY) -m qlab.progress --results $(RESULTS) --site reports/_site
 
-.PHONY: all setup core build reproduce test test-docker fuzz lint clean help
+.PHONY: all setup core build reproduce test test-docker test-testbed fuzz lint clean help
 
 all: help
 
@@ -29,6 +29,7 @@ help:
 	@echo "make reproduce EXECUTOR=slurm|kubernetes         the same, the jobs submitted to a cluster (README)"
 	@echo "make test                                        install what is missing and run every test"
 	@echo "make test-docker                                 build the images, compare an ns-3 job with native, run a Mininet job in its image"
+	@echo "make test-testbed                                boot the virtual testbed (3 QEMU VMs), run a job on it and a fault test"
 	@echo "make build                                       build the discipline core and the runners"
 	@echo "make fuzz [FUZZ_CASES=n]                         the scenario fuzz suite at length (hostile input)"
 
@@ -91,6 +92,14 @@ test:
 # Minutes from a cold Docker cache; a note and exit 0 when no engine answers.
 test-docker: setup
 	@tests/test_docker.sh
+
+# The virtual testbed (README, "The testbed backend"): qlab's modules and tc
+# plugins, the cached VM image, three QEMU VMs (TCG), one job through the
+# kernel qdisc and a dead-host fault. Minutes; not part of make test.
+test-testbed: setup
+	@disciplines/linux/vm/fetch-deps.sh build/linux
+	@nice -n 10 $(MAKE) -s -C disciplines/linux modules plugins
+	@QLAB_TEST_TESTBED=1 nice -n 10 $(PY) -m pytest -q -s tests/test_testbed.py
 
 # The scenario fuzz suite at length (make test runs 1,500 cases); FUZZ_CASES, FUZZ_SEED.
 FUZZ_CASES ?= 20000

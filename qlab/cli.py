@@ -523,6 +523,24 @@ def cmd_images(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_testbed(args: argparse.Namespace) -> int:
+    from qlab import testbed_vm
+
+    try:
+        if args.action == "up":
+            inv = testbed_vm.up(build=not args.no_build)
+            print(f"testbed: up ({', '.join(v.name for v in testbed_vm.VMS)}); inventory {inv}")
+        elif args.action == "down":
+            stopped = testbed_vm.down()
+            print(f"testbed: stopped {', '.join(stopped) or 'nothing (no VM was running)'}")
+        else:
+            for name, pid in testbed_vm.status().items():
+                print(f"{name}: " + (f"running (pid {pid})" if pid else "stopped"))
+    except testbed_vm.TestbedError as exc:
+        return _fail([f"qlab testbed {args.action}: {exc}"])
+    return 0
+
+
 def cmd_export_images(args: argparse.Namespace) -> int:
     from qlab import containers
 
@@ -774,6 +792,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-deps", action="store_true", help="not the images they are built FROM (those must be built)"
     )
     im.set_defaults(func=cmd_images)
+
+    tb = _command(
+        sub,
+        "testbed",
+        "the virtual testbed: three QEMU VMs (sender, router, receiver) reached by SSH (up, down, status)",
+        "up builds the cached image (testbed/vm/mkrootfs.sh), boots the VMs that are not running, "
+        "waits for SSH and writes inventories/vm-testbed.yml; down stops the VMs it started.",
+    )
+    tb.add_argument("action", choices=("up", "down", "status"))
+    tb.add_argument("--no-build", action="store_true", help="do not check or build the image first")
+    tb.set_defaults(func=cmd_testbed)
 
     ex = _command(sub, "export-images", "write built images to a tarball (docker save)")
     ex.add_argument("names", nargs="*", help="images (default: every built one)")

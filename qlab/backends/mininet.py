@@ -290,9 +290,24 @@ class MininetBackend(Backend):
         facts["launch_wall_s"] = round(time.monotonic() - t0, 3)
         return facts
 
-    def _play(self, playbook: Path, extra: dict[str, Any], log: Path | None, what: str) -> None:
-        """ansible-playbook on the inventory, its output appended to log."""
-        cmd = [str(_ansible_playbook()), "-i", str(INVENTORY), str(playbook), "-e", json.dumps(extra)]
+    def _play(
+        self,
+        playbook: Path,
+        extra: dict[str, Any],
+        log: Path | None,
+        what: str,
+        inventory: Path | None = None,
+    ) -> None:
+        """ansible-playbook on the inventory (the mininet backend's unless
+        given), its output appended to log."""
+        cmd = [
+            str(_ansible_playbook()),
+            "-i",
+            str(inventory or INVENTORY),
+            str(playbook),
+            "-e",
+            json.dumps(extra),
+        ]
         env = dict(
             os.environ,
             ANSIBLE_NOCOLOR="1",

@@ -1,0 +1,262 @@
+"""The testbed backend (qlab/backends/testbed.py): mapping a plan onto an
+inventory and ingesting the hosts' facts (fast, here), and the virtual
+testbed end to end (`make test-testbed`: three QEMU VMs, one job with the
+NCQ kernel qdisc, and a host that is down: a clear failure, nothing
+collected)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from qlab import backends, runjob, traces
+from qlab.backends.testbed import TestbedBackend
+
+from .conftest import REPO
+from .small_plans import small_dumbbell, write_plan
+
+GROUPS = {
+    "senders": ["snd"],
+    "routers": ["rtr"],
+    "receivers": ["rcv"],
+    "hostvars": {
+        "snd": {"testbed_data_addr": "10.1.0.1", "testbed_data_if": "eth1"},
+        "rtr": {"testbed_ingress_if": "eth1", "testbed_egress_if": "eth2"},
+        "rcv": {"testbed_data_addr": "10.2.0.1", "testbed_data_if": "eth1"},
+    },
+}
+
+
+def _plan(**kw) -> dict:
+    return small_dumbbell("testbed", duration_ns=20_000_000_000, bulk_bytes=200_000, packets=False, **kw)
+
+
+def test_testbed_is_a_registered_backend():
+    assert "testbed" in backends.names()
+
+
+def test_job_maps_the_dumbbell_onto_the_inventory():
+    plan = _plan()
+    job = TestbedBackend().job(plan, GROUPS)
+    assert set(job["hosts"]) == {"snd", "rcv"}
+    assert job["hosts"]["snd"]["role"] == "send" and job["hosts"]["rcv"]["role"] == "sink"
+    # every flow on both ends, addressed to the receiver's data address
+    for h in ("snd", "rcv"):
+        assert sorted(i["flow"]["flow_id"] for i in job["hosts"][h]["flows"]) == [0, 1, 2]
+        assert {i["dst_address"] for i in job["hosts"][h]["flows"]} == {"10.2.0.1"}
+    r = job["router"]
+    assert r["host"] == "rtr" and r["rate_bps"] == 10_000_000 and r["queue"] == "bottleneck:L"
+    # the plan's discipline by the core's names, through the generic qdisc
+    assert r["qdisc"][:5] == ["qlab", "disc", "ncq", "seed", "1"]
+    args = dict(zip(r["qdisc"][5::2], r["qdisc"][6::2], strict=True))
+    assert args["size_bytes"] == "141" and args["thresh"] == "0.05" and args["favor_acks"] == "1"
+    # 10 ms across and 1 ms access links: a 24 ms round trip, on the reverse path
+    assert r["delay_ns"] == 24_000_000
+
+
+def test_refuses_what_it_cannot_build():
+    plan = _plan()
+    plan["flows"][1]["src_port"] = plan["flows"][0]["src_port"]
+    problems = TestbedBackend().refuse(plan)
+    assert any("flows[1].src_port" in p and "ports must differ" in p for p in problems), problems
+    plan = _plan()
+    plan["flows"][0]["src"], plan["flows"][0]["dst"] = "d0", "s0"
+    assert any(
+        "testbed backend sends data through the discipline" in p for p in TestbedBackend().refuse(plan)
+    )
+
+
+def _staging(
+    tmp: Path, plan: dict, job: dict, *, drop: str | None = None, incomplete: str | None = None
+) -> Path:
+    """The facts the playbook would fetch: every flow done, three queue samples."""
+    st = tmp / "staging"
+    epoch = 1_000_000_000_000
+    (st).mkdir()
+    (st / "epoch_ns").write_text(f"{epoch}\n")
+    (st / "clock.json").write_text(
+        json.dumps({"offset_ms": {"snd": 1.0, "rcv": -2.0, "rtr": 0.5}, "bound_ms": 50})
+    )
+    flows = {f["flow_id"]: f for f in plan["flows"]}
+    for h, part in job["hosts"].items():
+        doc = {
+            "host": h,
+            "role": part["role"],
+            "ended_ns": epoch + 3_000_000_000,
+            "complete": True,
+            "flows": {},
+        }
+        for item in part["flows"]:
+            f = flows[item["flow"]["flow_id"]]
+            if part["role"] == "send":
+                got = {"tx_packets": 200, "retx_packets": 0, "final": True}
+            elif f["app"] == "bulk":
+                t = epoch + f["start_ns"]
+                got = {"rx_bytes": f["bytes"], "first_rx_ns": t + 30_000_000, "last_rx_ns": t + 900_000_000}
+            else:
+                got = {
+                    "rx_packets": 10,
+                    "rx_bytes": 10 * (f["pkt_bytes"] - 28),
+                    "first_rx_ns": epoch + 200_000_000,
+                    "last_rx_ns": epoch + 500_000_000,
+                    "delay_sum_ns": 10 * 20_000_000,
+                    "delay_max_ns": 25_000_000,
+                }
+            doc["flows"][str(f["flow_id"])] = got
+        if h == incomplete:
+            doc["complete"], doc["problem"] = False, "flow 0's sink process exited (1)"
+        (st / h).mkdir()
+        (st / h / "host-facts.json").write_text(json.dumps(doc))
+    band = {"band": 0, "backlog_pkts": 0, "backlog_bytes": 0, "arrivals": 0, "sent": 0, "drop_overflow": 0}
+    samples = [
+        {"time_ns": t, "bands": [dict(band, arrivals=n, sent=n), dict(band, band=1, arrivals=n, sent=n)]}
+        for t, n in ((0, 0), (100_000_000, 200), (3_000_000_000, 400))
+    ]
+    (st / "rtr").mkdir()
+    (st / "rtr" / "queue-samples.json").write_text(json.dumps({"queue": "bottleneck:L", "samples": samples}))
+    (st / "rtr" / "host-facts.json").write_text(json.dumps({"host": "rtr", "complete": True}))
+    if drop:
+        shutil.rmtree(st / drop)
+    return st
+
+
+def test_ingest_writes_raw_facts_when_every_host_is_complete(tmp_path):
+    plan = _plan()
+    job = TestbedBackend().job(plan, GROUPS)
+    work = tmp_path / "work"
+    facts = TestbedBackend().ingest(plan, job, _staging(tmp_path, plan, job), work)
+    assert facts["end_ns"] == 3_000_000_000 and facts["valid"], facts
+    rows = (work / "flow_facts.csv").read_text().splitlines()
+    assert rows[0].startswith("flow_id,tx_packets") and len(rows) == 4
+    q = (work / "queue_facts.csv").read_text().splitlines()
+    assert len(q) == 1 + 3 * 2 and q[-1] == "3000000000,bottleneck:L,1,0,0,400,400,0"
+    assert facts["fidelity"]["clock_offset_ms"]["rcv"] == -2.0
+
+
+@pytest.mark.parametrize("fault", ["drop", "incomplete"])
+def test_ingest_collects_nothing_of_a_partial_run(tmp_path, fault):
+    plan = _plan()
+    job = TestbedBackend().job(plan, GROUPS)
+    st = _staging(tmp_path, plan, job, **{fault: "rcv"})
+    work = tmp_path / "work"
+    with pytest.raises(backends.BackendError, match=r"host rcv: .*nothing collected"):
+        TestbedBackend().ingest(plan, job, st, work)
+    assert not work.exists()
+
+
+def test_ingest_marks_a_run_whose_clocks_drifted_invalid(tmp_path):
+    plan = _plan()
+    job = TestbedBackend().job(plan, GROUPS)
+    st = _staging(tmp_path, plan, job)
+    clock = {
+        "offset_ms": {"snd": 80.0, "rcv": 80.0},
+        "uncertainty_ms": {"snd": 20.0, "rcv": 40.0},
+        "bound_ms": 50,
+    }
+    (st / "clock.json").write_text(json.dumps(clock))
+    facts = TestbedBackend().ingest(plan, job, st, tmp_path / "work")
+    # 80 ms off, known to within 20 ms: beyond the bound; within 40 ms: not proven beyond it
+    assert not facts["valid"] and facts["invalid_reasons"] == [
+        "host snd: clock offset 80.0 ms (probe uncertainty 20.0 ms) exceeds 50 ms"
+    ]
+
+
+# --- the virtual testbed (make test-testbed) --------------------------------
+
+
+def _vm_skip() -> str | None:
+    if not os.environ.get("QLAB_TEST_TESTBED"):
+        return "the virtual testbed runs in `make test-testbed` (QLAB_TEST_TESTBED=1): minutes of TCG"
+    if os.geteuid() != 0:
+        return "the virtual testbed needs root (debootstrap)"
+    for tool in ("qemu-system-x86_64", "debootstrap", "mkfs.ext4"):
+        if not shutil.which(tool):
+            return f"{tool} not installed (apt-get install qemu-system-x86 debootstrap e2fsprogs)"
+    if (
+        not (REPO / "build/linux/kmod/sch_qlab.ko").exists()
+        or not (REPO / "build/linux/tc/q_qlab.so").exists()
+    ):
+        return "qlab's modules and tc plugins not built (make -C disciplines/linux modules plugins)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def vm_testbed():
+    why = _vm_skip()
+    if why:
+        pytest.skip(why)
+    from qlab import testbed_vm
+
+    t0 = time.monotonic()
+    testbed_vm.up()
+    print(f"virtual testbed up in {time.monotonic() - t0:.0f} s")
+    try:
+        yield testbed_vm
+    finally:
+        testbed_vm.down()
+
+
+def test_vm_testbed_runs_a_job_through_the_kernel_qdisc(vm_testbed, tmp_path):
+    plan = small_dumbbell("testbed", duration_ns=30_000_000_000, bulk_bytes=200_000, packets=False)
+    job = write_plan(tmp_path, plan)
+    out = tmp_path / "out"
+    t0 = time.monotonic()
+    run = runjob.run_job(job, out, tmp_path / "run.log")
+    print(f"one job on the virtual testbed: {time.monotonic() - t0:.0f} s; fidelity {run['fidelity']}")
+    assert traces.check_dir(out, job=job) == []
+    assert run["backend"] == "testbed" and run["all_completed"], run
+    assert run["valid"], run["invalid_reasons"]
+    fid = run["fidelity"]
+    # every data packet crossed the router's qdisc (the kernel forwarded them)
+    assert fid["qdisc_arrivals_pkts"] >= fid["senders_data_pkts"] > 0, fid
+
+
+def test_vm_testbed_preparation_is_idempotent(vm_testbed):
+    """preflight and qdisc_kmod (playbooks/testbed-prepare.yml): the second run changes nothing."""
+    import re
+    import subprocess
+
+    from qlab.backends import testbed as tb
+
+    def play() -> dict[str, int]:
+        extra = json.dumps({"qlab_tb_kmod_dir": str(tb.KMOD_DIR), "qlab_tb_tc_dir": str(tb.TC_DIR)})
+        env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "playbooks/ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+        proc = subprocess.run(
+            [
+                str(REPO / ".venv/bin/ansible-playbook"),
+                "-i",
+                str(tb.inventory()),
+                "playbooks/testbed-prepare.yml",
+                "-e",
+                extra,
+            ],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        return {h: int(c) for h, c in re.findall(r"(tb-\w+)\s+: ok=\d+\s+changed=(\d+)", proc.stdout)}
+
+    play()
+    second = play()
+    assert len(second) == 3 and not any(second.values()), second
+
+
+def test_vm_testbed_fails_loudly_on_a_dead_host_and_collects_nothing(vm_testbed, tmp_path):
+    plan = small_dumbbell("testbed", duration_ns=30_000_000_000, bulk_bytes=200_000, packets=False)
+    job = write_plan(tmp_path, plan)
+    vm_testbed.kill_vm("tb-receiver")
+    out = tmp_path / "out"
+    t0 = time.monotonic()
+    with pytest.raises(backends.BackendError, match=r"tb-receiver") as err:
+        runjob.run_job(job, out, tmp_path / "run.log")
+    print(f"a dead host failed the run in {time.monotonic() - t0:.0f} s: {str(err.value)[:300]}")
+    assert not out.exists()
+    assert not list(tmp_path.glob(".out.work-*"))
