@@ -287,8 +287,9 @@ def _csv_bytes(header: list[str], rows: list[list[str]]) -> bytes:
 
 def _packet_lines(facts: dict[str, list[Any]]) -> bytes:
     """Rows of packets.csv from checked packet facts, a column at a time.
-    The check admitted only fields csv writes unquoted (no comma, quote or
-    line break in a queue's name), so joining with commas is what
+    The check admits only numbers, events and reasons from fixed lists and
+    the plan's queue names (docs/job.schema.json: no comma, quote or line
+    break), fields csv writes unquoted, so joining with commas is what
     csv.writer writes; a test compares the two."""
     na = traces.NA
     columns = [
