@@ -285,6 +285,8 @@ def test_no_backend_is_named_in_the_docker_runtime():
     (a backend named as its image, ns3, is found as the image's name)."""
     for rel in ("qlab/containers.py", "workflows/containers.smk", "scripts/in-image", "Makefile"):
         text = (REPO / rel).read_text()
+        if rel == "Makefile":  # its docker branch (a test target may be named after a backend: test-testbed)
+            text = text[text.index("ifeq ($(RUNTIME),docker)") : text.index("else ifneq ($(RUNTIME),native)")]
         for name in set(backends.names()) - set(containers.IMAGES):
             assert not re.search(rf"\b{name}\b", text), (rel, name)
 
