@@ -675,7 +675,10 @@ def test_runner_writes_the_raw_facts_of_the_plan(emu, tmp_path):
     assert 0 < rows[2]["rx_packets"] <= 32 and rows[2]["delay_max_ns"] >= 12 * MS
     # every packet through the discipline belongs to a flow of the plan (no
     # IGMP or other host chatter), by its 5-tuple
-    packets = tables["packet_facts"]
+    # check_raw writes the packets as it checks them (finalise moves them in):
+    # their rows, to look at, as the runner wrote them
+    _, packets = traces.check_table(out / "packet_facts.csv", "packet_facts", raw=True)
+    assert tables["packet_facts"].exists()
     assert {r["flow_id"] for r in packets} == {0, 1, 2}
     assert {r["len_bytes"] for r in packets if r["flow_id"] == 2} == {200}
     assert {r["queue"] for r in tables["queue_facts"] + packets} == {"bottleneck:L"}
