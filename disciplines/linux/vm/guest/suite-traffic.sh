@@ -91,9 +91,18 @@ run "qlab srd" tbf "qlab disc srd rate 20000000 d 20000000" 0x00 0x20
 # the rest (not ECT) is dropped instead (the core's mark fallback).
 # (pkt_time: the average decays while the queue is idle, or TCP behind the
 # UDP burst would see it high for seconds, as with WRED above.)
-run "qlab red ecn" htb "qlab disc red limit 60 min 5 max 15 max_p 0.1 ecn 1 pkt_time 400000" 0x02 0x00
-marked=$(tc -n a -s qdisc show dev va | awk '/^qdisc / { inq = ($3 == "10:") }
-	inq && / band / { for (i = 1; i <= NF; i++) if ($i == "marked") m += $(i + 1) } END { print m + 0 }')
+# Whether RED's average sits between min and max while ECT packets arrive
+# depends on the guest's timing under TCG: once in three CI runs of the
+# fifth session no ECT packet arrived there (every early decision fell on
+# the unmarkable ones, the rest were forced drops above max). Up to three
+# attempts; the check is on the last.
+for attempt in 1 2 3; do
+	run "qlab red ecn" htb "qlab disc red limit 60 min 5 max 15 max_p 0.1 ecn 1 pkt_time 400000" 0x02 0x00
+	marked=$(tc -n a -s qdisc show dev va | awk '/^qdisc / { inq = ($3 == "10:") }
+		inq && / band / { for (i = 1; i <= NF; i++) if ($i == "marked") m += $(i + 1) } END { print m + 0 }')
+	[ "$marked" -gt 0 ] && break
+	echo "    qlab red ecn: attempt $attempt marked no ECT packet"
+done
 check "qlab red ecn: ECT packets were marked ($marked > 0)" test "$marked" -gt 0
 
 # Classification from real sockets: IP_TOS 0x28 (cls 1, prec 1) must all
