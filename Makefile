@@ -36,8 +36,12 @@ help:
 setup:
 	@scripts/setup.sh
 
+# ns-2 too where it is available (a reproduction would build it otherwise,
+# about a minute and a half of one core)
 build: setup
-	@$(SNAKEMAKE) build/core/qcore-replay build/ns3/qlab-ns3-run --cores $(CORES) --quiet all
+	@targets="build/core/qcore-replay build/ns3/qlab-ns3-run"; \
+	case "$$($(VENV)/bin/qlab backends --available 2>/dev/null)" in *ns2*) targets="$$targets build/ns2/ns";; esac; \
+	$(SNAKEMAKE) $$targets --cores $(CORES) --quiet all
 
 # The core's replay tool, which `qlab validate` asks about discipline
 # parameters, through the core's own Makefile (nothing to do when it is up to

@@ -2,9 +2,10 @@
 backend, the longest run and the largest runner (run.json wall_time_s and
 runner_max_rss_mb), from which workflows/profiles/slurm sets the simulate
 rule's runtime and mem_mb; and per paper and profile, the simulations and
-the cluster jobs they make at --group simulations per job.
+the sweep points (one workflow job each, running the point's seeds) and
+the cluster jobs they make at --group points per job.
 
-    .venv/bin/python benchmarks/cluster-cost.py RESULTS... [--profiles quick paper] [--group 40]
+    .venv/bin/python benchmarks/cluster-cost.py RESULTS... [--profiles quick paper] [--group 10]
 
 The CPU-hours of a profile are benchmarks/profile-cost.py's (it prices every
 job from the measured runs); this adds what a cluster adds per job.
@@ -45,7 +46,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", type=Path, nargs="+", help="measured results trees")
     ap.add_argument("--profiles", nargs="+", default=["quick", "paper"], choices=sc.PROFILES)
-    ap.add_argument("--group", type=int, default=40, help="simulations per cluster job (group-components)")
+    ap.add_argument("--group", type=int, default=10, help="sweep points per cluster job (group-components)")
     args = ap.parse_args()
 
     for backend, worst in sorted(largest(args.results).items()):
@@ -55,16 +56,23 @@ def main() -> int:
     # a cluster gets no real-time backend (qlab backends --available --no-realtime)
     simulators = [n for n in qlab_backends.names() if not qlab_backends.get(n).realtime]
     runs: dict[tuple[str, str], int] = defaultdict(int)
+    points: dict[tuple[str, str], int] = defaultdict(int)
     for scen in (s for s in sc.load_all() if not s.abstract):
         for profile in args.profiles:
-            runs[(scen.paper, profile)] += len(sc.expand(scen, profile, simulators))
-    print(f"\n| paper | profile | simulations | cluster jobs ({args.group} per job) |")
-    print("|---|---|---|---|")
+            jobs = sc.expand(scen, profile, simulators)
+            runs[(scen.paper, profile)] += len(jobs)
+            points[(scen.paper, profile)] += len({j.rel_dir.rsplit("/", 1)[0] for j in jobs})
+    print(f"\n| paper | profile | simulations | sweep points | cluster jobs ({args.group} points per job) |")
+    print("|---|---|---|---|---|")
     for (paper, profile), n in sorted(runs.items()):
-        print(f"| {paper} | {profile} | {n} | {math.ceil(n / args.group)} |")
+        m = points[(paper, profile)]
+        print(f"| {paper} | {profile} | {n} | {m} | {math.ceil(m / args.group)} |")
     for profile in args.profiles:
-        total = [n for (_, p), n in runs.items() if p == profile]
-        print(f"| all | {profile} | {sum(total)} | {sum(math.ceil(n / args.group) for n in total)} |")
+        keys = [k for k in runs if k[1] == profile]
+        print(
+            f"| all | {profile} | {sum(runs[k] for k in keys)} | {sum(points[k] for k in keys)} | "
+            f"{sum(math.ceil(points[k] / args.group) for k in keys)} |"
+        )
     return 0
 
 

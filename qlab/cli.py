@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 # Commands import what they need when they run: `run-job` runs once per
-# simulation, and the scenario machinery (jsonschema, yaml) would double the
+# sweep point (its seeds), and the scenario machinery (jsonschema, yaml) would double the
 # cost of a small job.
 from qlab import PROFILES, __version__, paths
 
@@ -162,12 +162,22 @@ def cmd_expand(args: argparse.Namespace) -> int:
 def cmd_run_job(args: argparse.Namespace) -> int:
     from qlab import backends, runjob
 
+    outs, logs = args.out, args.log or []
+    if len(outs) != len(args.job) or (logs and len(logs) != len(args.job)):
+        return _fail(
+            [
+                f"run-job: {len(args.job)} plans need as many --out (got {len(outs)})"
+                + (f" and --log (got {len(logs)})" if logs else "")
+            ]
+        )
     try:
-        runjob.run_job(
-            Path(args.job),
-            Path(args.out),
-            Path(args.log) if args.log else None,
+        runjob.run_point(
+            [
+                (Path(job), Path(out), Path(logs[i]) if logs else None)
+                for i, (job, out) in enumerate(zip(args.job, outs, strict=True))
+            ],
             Path(args.host) if args.host else None,
+            Path(args.done) if args.done else None,
         )
     except (runjob.JobError, backends.BackendError) as exc:
         return _fail([str(exc)])
@@ -653,13 +663,26 @@ def build_parser() -> argparse.ArgumentParser:
         "Nothing runs unless the plan passes the job schema and its backend can build it; "
         "nothing lands in OUT unless the traces pass validation (docs/traces.md).",
     )
-    r.add_argument("job", help="the plan (a JSON file written by `qlab expand`)")
-    r.add_argument("--out", required=True, help="trace directory to create")
-    r.add_argument("--log", help="file for the runner's own output")
+    r.add_argument(
+        "job",
+        nargs="+",
+        help="the plan (a JSON file written by `qlab expand`); several run one after another, "
+        "the first failure stopping the rest",
+    )
+    r.add_argument(
+        "--out", required=True, action="append", help="trace directory to create (one per plan, in order)"
+    )
+    r.add_argument(
+        "--log", action="append", help="file for the runner's own output, replaced (one per plan, in order)"
+    )
     r.add_argument(
         "--host",
         help="the host facts `qlab prepare-host` wrote: the backend's hosts are prepared, the run only runs "
         "(default: the run checks and prepares what it needs itself)",
+    )
+    r.add_argument(
+        "--done",
+        help="when every plan ran, write this file (the workflow's point.json: the plans' digests)",
     )
     r.set_defaults(func=cmd_run_job)
 

@@ -40,7 +40,7 @@ COST = {
     "describe_scenario": 0.5,
 }
 STAGE_NAMES = {
-    "simulate": "runs",
+    "simulate": "points",
     "collect": "collect",
     "analyze": "analysis",
     "analyze_bench": "benchmark",

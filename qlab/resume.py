@@ -13,8 +13,10 @@ never outlive their run, and damaged runs found before the workflow trusts them.
   removes those nobody holds (their run was killed).
 - ``damaged_runs``: every finished run (``run.json`` present) whose tables
   differ from what its ``run.json`` recorded (size, SHA-256); the workflow
-  moves each aside (``.seed-<n>.damaged``, ``set_aside``) so that Snakemake
-  runs it again.
+  moves each aside (``.seed-<n>.damaged``, ``set_aside``) and marks its
+  point so that Snakemake runs it again (``rerun_point``);
+  ``incomplete_points`` finds the points taken for complete that are not
+  (a run gone, or point.json gone), marked the same way.
 """
 
 from __future__ import annotations
@@ -327,14 +329,31 @@ def damaged_runs(run_dirs: Iterable[Path], cache_file: Path | None = None) -> li
 PLACEHOLDER_SCHEMA = "qlab-damaged"
 
 
+# A sweep point's runs are one workflow job (workflows/simulate.smk): its
+# output is this file beside them, written when all have finished. Its
+# scenario's collection (collect, beside the points) reads them.
+POINT_FILE = "point.json"
+COLLECTED = ("flows.csv.gz", "runs.csv.gz")
+
+
+def rerun_point(point: Path) -> None:
+    """Make the workflow run a point again, and collect its scenario
+    again: its point.json and its scenario's collected tables (made from
+    the runs again in seconds) are removed. (A missing point.json alone
+    would not do: Snakemake does not make an intermediate file again for a
+    job whose own outputs are there and up to date.)"""
+    for path in (point / POINT_FILE, *(point.parent / name for name in COLLECTED)):
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
 def set_aside(run_dir: Path, why: str) -> Path:
     """Move a damaged run to .<name>.damaged (replacing an older one) and
     leave in its place only a run.json that says so.
 
-    Snakemake reruns a job whose output is missing only when a job that
-    needs that output runs: the new run.json (new content, new mtime) makes
-    collect run, and the tables it needs being gone make the run run again
-    first. collect and check-traces refuse the placeholder itself."""
+    The workflow then runs its point again (every seed of it) when its
+    point is marked so (``rerun_point``). collect and check-traces refuse
+    the placeholder itself."""
     aside = run_dir.parent / f".{run_dir.name}.damaged"
     shutil.rmtree(aside, ignore_errors=True)
     run_dir.rename(aside)
@@ -342,6 +361,24 @@ def set_aside(run_dir: Path, why: str) -> Path:
     doc = {"schema": PLACEHOLDER_SCHEMA, "damaged": why, "set_aside": aside.name, "at": time.time()}
     traces.atomic_write_bytes(run_dir / "run.json", (json.dumps(doc, indent=1) + "\n").encode())
     return aside
+
+
+def incomplete_points(run_dirs: Iterable[Path]) -> list[Path]:
+    """The points the workflow would take for complete but are not: one of
+    their runs is missing (no run.json: removed by hand, or never placed)
+    while point.json says all finished, or point.json is gone while their
+    scenario's collection is there. Sorted."""
+    by_point: dict[Path, list[Path]] = {}
+    for d in run_dirs:
+        by_point.setdefault(d.parent, []).append(d)
+    out = []
+    for point, runs in sorted(by_point.items()):
+        if (point / POINT_FILE).exists():
+            if not all((d / "run.json").exists() for d in runs):
+                out.append(point)
+        elif any((point.parent / name).exists() for name in COLLECTED):
+            out.append(point)
+    return out
 
 
 def is_placeholder(run_dir: Path) -> bool:
@@ -392,11 +429,15 @@ def start(
         print(f"qlab: removed {path} (the work directory of a killed run)", file=sys.stderr)
     lines = []
     for d, why in damaged_runs(run_dirs, snakemake_dir / "qlab-verified.json"):
+        rerun_point(d.parent)
         if is_placeholder(d):
             lines.append(f"qlab: damaged run {d}: set aside earlier, running it again")
             continue
         aside = set_aside(d, why)
         lines.append(f"qlab: damaged run {d}: {why}; set aside as {aside.name}, running it again")
+    for point in incomplete_points(run_dirs):
+        rerun_point(point)
+        lines.append(f"qlab: {point}: not every run of this point is in place; running the point again")
     _say(lines)
     return lock
 

@@ -111,6 +111,43 @@ def run_job(
     return run
 
 
+POINT_FILE = "point.json"
+
+
+def run_point(
+    runs: list[tuple[Path, Path, Path | None]], host_file: Path | None = None, done: Path | None = None
+) -> list[dict[str, Any]]:
+    """Run several plans one after another in this process (a sweep point's
+    seeds: one Snakemake job and one interpreter for all of them, instead
+    of one each; docs/benchmarks.md, "Orchestration"). Each is a
+    (plan, trace directory, log) and runs exactly as `run_job` runs it,
+    its results placed as soon as it finishes, its log replaced. The first that fails stops
+    the rest: the runs before it stay in place and the error names its
+    plan. When every run finished, `done` (the point's point.json, the
+    workflow's mark that the point is complete) records each run's plan
+    digest, written last and atomically."""
+    if done is not None:
+        done.unlink(missing_ok=True)
+    out = []
+    for job_file, out_dir, log in runs:
+        if log is not None:  # this run's log, not an earlier run's with it
+            try:
+                log.parent.mkdir(parents=True, exist_ok=True)
+                log.unlink(missing_ok=True)
+            except OSError as exc:
+                raise JobError(f"{log}: cannot write the run's log: {exc.strerror}") from None
+        out.append(run_job(job_file, out_dir, log, host_file))
+    if done is not None:
+        doc = {
+            "schema": "qlab-point/1",
+            "runs": {
+                str(out_dir.name): run["job_sha256"] for (_, out_dir, _), run in zip(runs, out, strict=True)
+            },
+        }
+        traces.atomic_write_bytes(done, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+    return out
+
+
 def _finish(
     job_file: Path, raw: bytes, plan: dict[str, Any], facts: dict[str, Any], work: Path, keep: Any
 ) -> dict[str, Any]:

@@ -59,8 +59,6 @@ except sc.ScenarioError as exc:
         print(line, file=sys.stderr)
     sys.exit(2)
 
-JOB_BY_DIR = {j.rel_dir: j for j in JOBS}
-
 # A reproduction resumes by itself after a kill (qlab/resume.py): the main
 # Snakemake process holds qlab's lock while it lives (a second reproduction
 # exits 2 naming it) and, holding it, clears Snakemake's stale locks, sweeps
@@ -118,25 +116,60 @@ wildcard_constraints:
     seed="[0-9]+",
 
 
-def job_of(wildcards):
-    return JOB_BY_DIR[
-        f"{wildcards.paper}/{wildcards.name}/{wildcards.backend}/{wildcards.point}/seed-{wildcards.seed}"
-    ]
+def point_of(job):
+    """The point a run belongs to: paper/name/backend/point."""
+    return job.rel_dir.rsplit("/", 1)[0]
+
+
+JOBS_BY_POINT = {}
+for _job in JOBS:
+    JOBS_BY_POINT.setdefault(point_of(_job), []).append(_job)
+for _jobs in JOBS_BY_POINT.values():
+    _jobs.sort(key=lambda j: j.seed)
+
+
+def jobs_of_point(wildcards):
+    return JOBS_BY_POINT[f"{wildcards.paper}/{wildcards.name}/{wildcards.backend}/{wildcards.point}"]
 
 
 def plan_text(job):
     return sc.plan_json(job.spec)
 
 
-def plan_digest(wildcards):
-    """The plan's content, on which its plan job reruns (a params trigger)."""
-    return hashlib.sha256(plan_text(job_of(wildcards)).encode()).hexdigest()
+def plans_doc(wildcards):
+    """plans.json: each of the point's plans (seed-<n>.json) and its SHA-256."""
+    plans = {
+        f"seed-{j.seed}.json": hashlib.sha256(plan_text(j).encode()).hexdigest() for j in jobs_of_point(wildcards)
+    }
+    return json.dumps({"schema": "qlab-plans/1", "plans": plans}, indent=1, sort_keys=True) + "\n"
 
 
-def write_plan(wildcards, path, log):
-    """The plan rule's job: the plan, written only when its content differs."""
-    changed = sc.write_if_changed(Path(path), plan_text(job_of(wildcards)))
-    Path(log).write_text(f"{path}: {'written' if changed else 'unchanged'}\n")
+def plans_digest(wildcards):
+    """The point's plans' content, on which its plan job reruns (a params trigger)."""
+    return hashlib.sha256(plans_doc(wildcards).encode()).hexdigest()
+
+
+def write_plans(wildcards, path, log):
+    """The plan rule's job: the point's plans, each written only when its
+    content differs, then plans.json."""
+    lines = []
+    for j in jobs_of_point(wildcards):
+        plan = Path(path).parent / f"seed-{j.seed}.json"
+        lines.append(f"{plan}: {'written' if sc.write_if_changed(plan, plan_text(j)) else 'unchanged'}\n")
+    sc.write_if_changed(Path(path), plans_doc(wildcards))
+    Path(log).write_text("".join(lines))
+
+
+def point_run_args(wildcards):
+    """qlab run-job's arguments for a point's runs: the plans, then one
+    --out and one --log each, in the same order."""
+    jobs = jobs_of_point(wildcards)
+    q = shlex.quote
+    return " ".join(
+        [q(f"{RESULTS}/jobs/{j.rel_dir}.json") for j in jobs]
+        + [f"--out {q(f'{RESULTS}/{j.rel_dir}')}" for j in jobs]
+        + [f"--log {q(f'{RESULTS}/logs/simulate/{j.rel_dir}.log')}" for j in jobs]
+    )
 
 
 def write_scenario_description(wildcards, output, log):
@@ -161,16 +194,18 @@ def scenario_graph_text(wildcards):
     return sc.plan_json(job.spec)
 
 
-def runs_of_scenario(wildcards):
-    """run.json and flows.csv.gz of every job of one scenario on one backend
-    (a run whose flows table is gone runs again when its run.json changed)."""
+def jobs_of_scenario(wildcards):
+    """Every run of one scenario on one backend."""
     scenario = f"{wildcards.paper}/{wildcards.name}"
-    return [
-        f"{RESULTS}/{j.rel_dir}/{name}"
-        for j in JOBS
-        if j.scenario == scenario and j.backend == wildcards.backend
-        for name in ("run.json", "flows.csv.gz")
-    ] + image_of(qlab_backends.get(wildcards.backend).image)
+    return [j for j in JOBS if j.scenario == scenario and j.backend == wildcards.backend]
+
+
+def runs_of_scenario(wildcards):
+    """point.json of every point of one scenario on one backend (a point
+    one of whose runs is missing or damaged loses it when the workflow
+    starts, qlab.resume, and runs again)."""
+    points = dict.fromkeys(point_of(j) for j in jobs_of_scenario(wildcards))
+    return [f"{RESULTS}/{p}/point.json" for p in points] + image_of(qlab_backends.get(wildcards.backend).image)
 
 
 def scenario_files(wildcards):

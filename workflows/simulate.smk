@@ -1,19 +1,25 @@
-# Plans, runs and collection: one plan and one run per (series x sweep point
-# x seed x backend), one collection per scenario and backend.
+# Plans, runs and collection: one plan job and one run job per (series x
+# sweep point x backend), running every seed of the point; one collection
+# per scenario and backend. A job per seed made Snakemake's own scheduling
+# the largest cost of a reproduction after the simulators (every finished
+# job starts a round over every ready job; docs/benchmarks.md,
+# "Orchestration"): a point's seeds are the batch.
 
 
-# The resolved plan of one run (docs/jobs.md), from the expansion made at
-# parse time; rewritten only when its content changes (the digest).
+# The resolved plans of a point's runs (docs/jobs.md), seed-<n>.json each,
+# from the expansion made at parse time, each rewritten only when its
+# content changes; plans.json, their digests, is the job's output. The job
+# reruns when any of its plans changed (the digest).
 rule plan:
     output:
-        f"{RESULTS}/jobs/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.json",
+        f"{RESULTS}/jobs/{{paper}}/{{name}}/{{backend}}/{{point}}/plans.json",
     log:
-        f"{RESULTS}/logs/plan/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.log",
+        f"{RESULTS}/logs/plan/{{paper}}/{{name}}/{{backend}}/{{point}}.log",
     localrule: True
     params:
-        digest=plan_digest,
+        digest=plans_digest,
     run:
-        write_plan(wildcards, output[0], log[0])
+        write_plans(wildcards, output[0], log[0])
 
 
 # A backend whose runs need a prepared machine (mininet: Mininet, qlab-emu,
@@ -33,17 +39,21 @@ rule prepare_host:
         "python3 -m qlab prepare-host {wildcards.backend} --out {output:q} --log {log:q}"
 
 
+# Every seed of a point, one after another in one `qlab run-job` (each run
+# placed in seed-<n>/ as it finishes, with its log in
+# logs/simulate/.../<point>/seed-<n>.log); point.json, written when all
+# have finished, is the job's output. A run that fails stops the point's
+# job; the runs before it stay, and the point runs again whole.
 rule simulate:
     input:
-        job=f"{RESULTS}/jobs/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.json",
+        plans=f"{RESULTS}/jobs/{{paper}}/{{name}}/{{backend}}/{{point}}/plans.json",
         tools=runner_tools,
         host=prepared_host,
     output:
-        flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}/flows.csv.gz",
-        queues=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}/queues.csv.gz",
-        run=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}/run.json",
+        f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/point.json",
+    # what run-job says (a failure names its plan), also on Snakemake's stderr
     log:
-        f"{RESULTS}/logs/simulate/{{paper}}/{{name}}/{{backend}}/{{point}}/seed-{{seed}}.log",
+        f"{RESULTS}/logs/simulate/{{paper}}/{{name}}/{{backend}}/{{point}}.log",
     # A cluster profile batches these (group-components) where per-job
     # overhead would dominate; locally each runs as its own process.
     group:
@@ -51,12 +61,17 @@ rule simulate:
     # A backend that runs in real time (emulation) checks its own timing: it
     # gets the machine to itself (every core), a simulation one core.
     threads: lambda wildcards: workflow.cores if qlab_backends.get(wildcards.backend).realtime else 1
+    # a cluster job's time limit (minutes): 2 per seed, as for the longest
+    # quick-profile simulation with a margin (workflows/profiles/slurm)
     resources:
         mem_mb=500,
+        runtime=lambda w: 2 * len(jobs_of_point(w)),
     params:
+        runs=point_run_args,
         host=lambda w, input: f"--host {shlex.quote(str(input.host[0]))}" if len(input.host) else "",
     shell:
-        "rm -f {log}; python3 -m qlab run-job {input.job:q} --out $(dirname {output.run:q}) --log {log:q} {params.host}"
+        "set -o pipefail; python3 -m qlab run-job {params.runs} --done {output:q} {params.host} 2>&1"
+        " | tee {log:q} >&2"
 
 
 # What the report shows of a scenario besides its runs: the resolved
@@ -93,7 +108,7 @@ rule collect:
     params:
         sweep=lambda w: ",".join(resolved_doc(w)["sweep"]) or "-",
         tables=lambda w: ",".join(resolved_doc(w)["trace"].get("collect", [])) or "-",
-        runs=lambda w, input: " ".join(str(Path(r).parent) for r in input.runs if r.endswith("run.json")),
+        runs=lambda w: " ".join(shlex.quote(f"{RESULTS}/{j.rel_dir}") for j in jobs_of_scenario(w)),
     shell:
         "python3 -m qlab collect --out $(dirname {output.flows:q}) --sweep {params.sweep}"
         " --tables {params.tables} {params.runs} > {log} 2>&1"
