@@ -9,8 +9,9 @@ never outlive their run, and damaged runs found before the workflow trusts them.
   own locks (``.snakemake/locks/``, which record no process) are stale and
   are removed; a second reproduction is refused, naming the first one's pid.
 - ``work_dir``: ``qlab run-job``'s ``.seed-<n>.work-<pid>`` directory, held
-  with a ``flock`` on the directory itself while the run lives; ``sweep``
-  removes those nobody holds (their run was killed).
+  with a ``flock`` on the directory itself while the run lives (and
+  ``.point.work-<pid>``, held while a sweep point's job runs its seeds);
+  ``sweep`` removes those nobody holds (their run was killed).
 - ``damaged_runs``: every finished run (``run.json`` present) whose tables
   differ from what its ``run.json`` recorded (size, SHA-256); the workflow
   moves each aside (``.seed-<n>.damaged``, ``set_aside``) and marks its
@@ -424,9 +425,12 @@ def start(
         )
     # Runs a killed Snakemake left behind (its jobs outlive it) write into
     # these results: let them finish before running anything again.
+    # (a point's job first: it holds its point from its first run to its last)
+    wait_for_runs(results, ".point.work-*")
     wait_for_runs(results)
-    for path in sweep(results, ".seed-*.work-*", recursive=True):
-        print(f"qlab: removed {path} (the work directory of a killed run)", file=sys.stderr)
+    for pattern in (".point.work-*", ".seed-*.work-*"):
+        for path in sweep(results, pattern, recursive=True):
+            print(f"qlab: removed {path} (the work directory of a killed run)", file=sys.stderr)
     lines = []
     for d, why in damaged_runs(run_dirs, snakemake_dir / "qlab-verified.json"):
         rerun_point(d.parent)

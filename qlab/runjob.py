@@ -126,17 +126,31 @@ def run_point(
     plan. When every run finished, `done` (the point's point.json, the
     workflow's mark that the point is complete) records each run's plan
     digest, written last and atomically."""
+    lock = None
     if done is not None:
         done.unlink(missing_ok=True)
+        # held for the whole point, between its runs too: a reproduction
+        # started after this one's Snakemake was killed waits for it
+        # (resume.wait_for_runs) instead of running the point beside it
+        resume.sweep(done.parent, ".point.work-*")
+        try:
+            lock = resume.work_dir(done.parent / f".point.work-{os.getpid()}")
+        except OSError as exc:
+            raise JobError(f"{done.parent}: cannot hold the point's work directory: {exc.strerror}") from None
     out = []
-    for job_file, out_dir, log in runs:
-        if log is not None:  # this run's log, not an earlier run's with it
-            try:
-                log.parent.mkdir(parents=True, exist_ok=True)
-                log.unlink(missing_ok=True)
-            except OSError as exc:
-                raise JobError(f"{log}: cannot write the run's log: {exc.strerror}") from None
-        out.append(run_job(job_file, out_dir, log, host_file))
+    try:
+        for job_file, out_dir, log in runs:
+            if log is not None:  # this run's log, not an earlier run's with it
+                try:
+                    log.parent.mkdir(parents=True, exist_ok=True)
+                    log.unlink(missing_ok=True)
+                except OSError as exc:
+                    raise JobError(f"{log}: cannot write the run's log: {exc.strerror}") from None
+            out.append(run_job(job_file, out_dir, log, host_file))
+    finally:
+        if lock is not None:
+            os.close(lock)
+            shutil.rmtree(done.parent / f".point.work-{os.getpid()}", ignore_errors=True)
     if done is not None:
         doc = {
             "schema": "qlab-point/1",

@@ -191,7 +191,7 @@ def jobs_by_rule(out: str) -> dict[str, list[str]]:
 
 def test_docker_profile_runs_jobs_in_their_images(tmp_path):
     by_rule = jobs_by_rule(dry_run(tmp_path, *DOCKER_PROFILE))
-    assert len(by_rule["simulate"]) == 8
+    assert len(by_rule["simulate"]) == 4  # a job per sweep point (2 series x 2 points, 2 seeds each)
     for block in by_rule["simulate"]:
         assert "shell_exec=containers/ns3/shell" in block and "build/images/ns3.json" in block
     for rule, image in (("collect", "ns3"), ("analyze", "analysis"), ("report", "analysis")):
@@ -480,7 +480,9 @@ def test_a_job_in_the_image_gives_the_native_traces(images, tmp_path):
 def test_the_simulate_rule_runs_in_the_image(images, tmp_path):
     """The workflow's own simulate job under the docker profile, against native."""
     results = tmp_path / "results"
-    target = results / "ncq-conf/flows/ns3/droptail_flows-50/seed-2/run.json"
+    # the job runs the point's seeds (workflows/simulate.smk); seed 2's run is compared
+    point = results / "ncq-conf/flows/ns3/droptail_flows-50/point.json"
+    target = point.parent / "seed-2" / "run.json"
     common = [
         "--cores",
         "2",
@@ -493,7 +495,7 @@ def test_the_simulate_rule_runs_in_the_image(images, tmp_path):
         f"scenarios={json.dumps(['scenarios/ncq-conf/flows.yaml'])}",
     ]
     proc = subprocess.run(
-        [str(SNAKEMAKE), *DOCKER_PROFILE, *common, "--", str(target)],
+        [str(SNAKEMAKE), *DOCKER_PROFILE, *common, "--", str(point)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -503,9 +505,9 @@ def test_the_simulate_rule_runs_in_the_image(images, tmp_path):
     assert json.loads(target.read_text())["image"]["id"] == images["ns3"]["id"]
     boxed = tmp_path / "boxed"
     shutil.copytree(target.parent, boxed)
-    target.unlink()
+    point.unlink()
     proc = subprocess.run(
-        [str(SNAKEMAKE), "--workflow-profile", "workflows/profiles/local", *common, "--", str(target)],
+        [str(SNAKEMAKE), "--workflow-profile", "workflows/profiles/local", *common, "--", str(point)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -767,7 +769,8 @@ def test_a_mininet_job_runs_in_the_emu_image_through_the_workflow(emu_image, tmp
     in the emu image (root, Mininet's capabilities, SCHED_FIFO), valid, its
     traces pass `qlab check-traces`, run.json names the image."""
     results = tmp_path / "results"
-    target = results / "ncq-conf/emu" / MININET / "ncq_flows-10/seed-1/run.json"
+    point = results / "ncq-conf/emu" / MININET / "ncq_flows-10/point.json"
+    target = point.parent / "seed-1" / "run.json"
     cmd = [
         str(SNAKEMAKE),
         *DOCKER_PROFILE,
@@ -785,9 +788,9 @@ def test_a_mininet_job_runs_in_the_emu_image_through_the_workflow(emu_image, tmp
     emu_build = REPO / "build" / "emu"
     built_natively = emu_build.exists()
     for attempt in range(TIMING_ATTEMPTS):
-        again = ["--forcerun", str(target)] if attempt else []
+        again = ["--forcerun", str(point)] if attempt else []
         proc = subprocess.run(
-            [*cmd, *again, "--", str(target)], cwd=REPO, capture_output=True, text=True, timeout=600
+            [*cmd, *again, "--", str(point)], cwd=REPO, capture_output=True, text=True, timeout=600
         )
         log = results / "logs/simulate/ncq-conf/emu" / MININET / "ncq_flows-10/seed-1.log"
         assert proc.returncode == 0, proc.stderr[-3000:] + (

@@ -106,12 +106,13 @@ def test_the_kubernetes_job_of_a_group_of_simulations(tmp_path):
     (container,) = spec["containers"]
     assert container["image"] == IMAGE
     assert spec["restartPolicy"] == "Never" and job["job"]["spec"]["backoffLimit"] == 0
-    # the profile's grouping: the sweep's 8 simulations in one pod (up to 40
-    # per job), at most 8 cores (requested as 95% of them) and 500 MB each
+    # the profile's grouping: the sweep's 4 points (8 simulations: each
+    # point's 2 seeds in one job) in one pod (up to 10 points per pod), a
+    # core (requested as 95% of it) and 500 MB each
     requests = container["resources"]["requests"]
-    assert (requests["cpu"], requests["memory"]) == ("7600m", "4000M")
+    assert (requests["cpu"], requests["memory"]) == ("3800m", "2000M")
     command = container["args"][-1]
-    assert command.count("'simulate:paper=ncq-conf,name=flows,backend=ns3,") == 8
+    assert command.count("'simulate:paper=ncq-conf,name=flows,backend=ns3,") == 4
     assert "--allowed-rules simulate " in command and " --cores 8 " in command
     # no shared filesystem: the sources and every file through the storage on the volume
     assert "--shared-fs-usage 'none'" in command

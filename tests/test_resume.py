@@ -284,3 +284,61 @@ def test_dry_runs_and_lint_only_look():
     assert resume.non_executing(["snakemake", "--lint"])
     assert not resume.non_executing(["snakemake", "--cores", "2", "--quiet", "rules"])
     assert not resume.non_executing(["snakemake", "--config", "profile=quick", "--", "-n"])
+
+
+def test_a_points_seeds_run_in_one_run_job_and_the_first_failure_stops_it(tmp_path):
+    """The workflow's simulate job: a point's plans in one `qlab run-job`,
+    point.json (each run's plan digest) written only when all finished, the
+    point's work directory held throughout and gone after; a run that
+    fails stops the rest, keeps the runs before it and leaves no point.json."""
+    job = _job(tmp_path)
+    plans = [job, job.with_name("seed-2.json")]
+    point = tmp_path / "results" / "ncq-conf/flows/ns3/ncq_flows-50"
+    outs = [point / "seed-1", point / "seed-2"]
+    logs = [tmp_path / "logs" / "seed-1.log", tmp_path / "logs" / "seed-2.log"]
+    done = point / "point.json"
+
+    def run_job(*extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        args = [str(p) for p in plans]
+        for o in outs:
+            args += ["--out", str(o)]
+        for g in logs:
+            args += ["--log", str(g)]
+        return subprocess.run(
+            [sys.executable, "-m", "qlab", "run-job", *args, "--done", str(done), *extra],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+
+    r = run_job()
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(done.read_text())
+    for plan, out in zip(plans, outs, strict=True):
+        run = json.loads((out / "run.json").read_text())
+        assert run["job_sha256"] == doc["runs"][out.name]
+        assert run["job_sha256"] == __import__("hashlib").sha256(plan.read_bytes()).hexdigest()
+    assert all(g.exists() for g in logs)
+    assert sorted(q.name for q in point.iterdir()) == ["point.json", "seed-1", "seed-2"]
+    # seed 2's runner fails: seed 1 is placed again, seed 2 keeps the earlier run, no point.json
+    bad = tmp_path / "bad-runner"
+    bad.write_text(
+        f'#!/bin/sh\ncase "$1" in *seed-2.json) echo boom >&2; exit 3;; esac\nexec {paths.NS3_RUNNER} "$@"\n'
+    )
+    bad.chmod(0o755)
+    before = [(o / "run.json").stat().st_mtime_ns for o in outs]
+    r = run_job(env=dict(os.environ, QLAB_NS3_RUNNER=str(bad)))
+    assert r.returncode == 2 and "boom" in r.stderr and "seed-2.json" in r.stderr, r.stderr
+    after = [(o / "run.json").stat().st_mtime_ns for o in outs]
+    assert after[0] != before[0] and after[1] == before[1]
+    assert sorted(q.name for q in point.iterdir()) == ["seed-1", "seed-2"]
+    # as many --out (and --log) as plans, or nothing runs
+    r = subprocess.run(
+        [sys.executable, "-m", "qlab", "run-job", *map(str, plans), "--out", str(outs[0])],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 2 and "2 plans need as many --out (got 1)" in r.stderr, r.stderr

@@ -250,6 +250,9 @@ figure_caption <- function(summary, label, caption, from_paper = TRUE) {
     ""
   } else if (all(summary$method == method_frequency)) {
     "; error bars are 95% Clopper–Pearson intervals of the shares"
+  } else if (all(summary$method == method_seed_quantiles)) {
+    # time series (rbaqm.R): the seeds' spread, not an interval of a mean
+    "; ribbons span the seeds' 2.5% to 97.5% quantiles"
   } else {
     "; error bars/ribbons are 95% t-intervals"
   }
