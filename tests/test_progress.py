@@ -98,7 +98,7 @@ def test_a_reproduction_prints_progress_and_a_summary_and_logs_everything(tmp_pa
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.splitlines()
     assert len(out) < 60, proc.stdout
-    assert any(line.startswith("[100%] 604/604 steps · runs 300/300 · collect 2/2") for line in out), out
+    assert any(line.startswith("[100%] 604/604 steps · points 300/300 · collect 2/2") for line in out), out
     assert "reproduced in" in proc.stdout and "2 runs (1 invalid, excluded from the analysis)" in proc.stdout
     assert "ncq-conf: 0 items" in proc.stdout or "ncq-conf:" in proc.stdout
     assert "3 claims: 2 reproduced, 1 not reproduced" in proc.stdout

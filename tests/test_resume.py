@@ -153,9 +153,9 @@ def test_killed_reproduction_resumes_unaided_with_identical_figure_data(referenc
 
 def test_stale_snakemake_lock_is_cleared(tmp_path):
     """What a SIGKILL leaves: Snakemake's lock files, naming our outputs
-    (here one plan's, to be quick)."""
+    (here one point's plans, to be quick)."""
     tmp = setup(tmp_path)
-    plan = tmp / "results" / "jobs" / "ncq-conf/flows/ns3/ncq_flows-10/seed-1.json"
+    plan = tmp / "results" / "jobs" / "ncq-conf/flows/ns3/ncq_flows-10/plans.json"
     locks = REPO / ".snakemake" / "locks"
     locks.mkdir(parents=True, exist_ok=True)
     (locks / "0.output.lock").write_text(f"{plan}\n")
