@@ -111,9 +111,6 @@ def run_job(
     return run
 
 
-POINT_FILE = "point.json"
-
-
 def run_point(
     runs: list[tuple[Path, Path, Path | None]], host_file: Path | None = None, done: Path | None = None
 ) -> list[dict[str, Any]]:
@@ -123,7 +120,7 @@ def run_point(
     (plan, trace directory, log) and runs exactly as `run_job` runs it,
     its results placed as soon as it finishes, its log replaced. The first that fails stops
     the rest: the runs before it stay in place and the error names its
-    plan. When every run finished, `done` (the point's point.json, the
+    plan. When every run finished, `done` (the point's resume.POINT_FILE, the
     workflow's mark that the point is complete) records each run's plan
     digest, written last and atomically."""
     lock = None

@@ -205,7 +205,9 @@ def runs_of_scenario(wildcards):
     one of whose runs is missing or damaged loses it when the workflow
     starts, qlab.resume, and runs again)."""
     points = dict.fromkeys(point_of(j) for j in jobs_of_scenario(wildcards))
-    return [f"{RESULTS}/{p}/point.json" for p in points] + image_of(qlab_backends.get(wildcards.backend).image)
+    return [f"{RESULTS}/{p}/{qlab_resume.POINT_FILE}" for p in points] + image_of(
+        qlab_backends.get(wildcards.backend).image
+    )
 
 
 def scenario_files(wildcards):

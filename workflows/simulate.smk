@@ -50,7 +50,7 @@ rule simulate:
         tools=runner_tools,
         host=prepared_host,
     output:
-        f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/point.json",
+        f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/{qlab_resume.POINT_FILE}",
     # what run-job says (a failure names its plan), also on Snakemake's stderr
     log:
         f"{RESULTS}/logs/simulate/{{paper}}/{{name}}/{{backend}}/{{point}}.log",
