@@ -139,7 +139,8 @@ def plan_text(job):
 def plans_doc(wildcards):
     """plans.json: each of the point's plans (seed-<n>.json) and its SHA-256."""
     plans = {
-        f"seed-{j.seed}.json": hashlib.sha256(plan_text(j).encode()).hexdigest() for j in jobs_of_point(wildcards)
+        f"seed-{j.seed}.json": hashlib.sha256(plan_text(j).encode()).hexdigest()
+        for j in jobs_of_point(wildcards)
     }
     return json.dumps({"schema": "qlab-plans/1", "plans": plans}, indent=1, sort_keys=True) + "\n"
 
