@@ -28,7 +28,7 @@ import pytest
 from qlab import backends, containers, paths, provenance
 from qlab.backends.base import Backend
 
-from .conftest import REPO, needs
+from .conftest import REPO, TIMING_ATTEMPTS, faithful, needs
 
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 DOCKER_PROFILE = ["--workflow-profile", "workflows/profiles/docker"]
@@ -548,8 +548,8 @@ MININET = "mininet"
 EMU_IMAGE = backends.get(MININET).image
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the mininet backend needs root")
 # Fidelity is judged on real timing: a run the shared machine's load made
-# unfaithful is run again (as tests/test_mininet.py does).
-TIMING_ATTEMPTS = 3
+# unfaithful is run again, and excused with a warning when every attempt
+# broke only the timing invariants (conftest.faithful, as tests/test_mininet.py).
 
 
 @pytest.fixture(scope="module")
@@ -766,7 +766,8 @@ def test_a_killed_emu_container_leaves_nothing_on_the_host(emu_image, tmp_path):
 @needs_root
 def test_a_mininet_job_runs_in_the_emu_image_through_the_workflow(emu_image, tmp_path):
     """The workflow's simulate job of a mininet plan under the docker profile:
-    in the emu image (root, Mininet's capabilities, SCHED_FIFO), valid, its
+    in the emu image (root, Mininet's capabilities, SCHED_FIFO), valid (or
+    invalid only for timing the machine did not hold, in every attempt), its
     traces pass `qlab check-traces`, run.json names the image."""
     results = tmp_path / "results"
     point = results / "ncq-conf/emu" / MININET / "ncq_flows-10/point.json"
@@ -800,7 +801,7 @@ def test_a_mininet_job_runs_in_the_emu_image_through_the_workflow(emu_image, tmp
         if run["valid"]:
             break
         print(f"attempt {attempt}: unfaithful run: {run['invalid_reasons']}")
-    assert run["valid"] is True, run["invalid_reasons"]
+    faithful(run["valid"], run["invalid_reasons"])
     check = subprocess.run(
         [sys.executable, "-m", "qlab", "check-traces", str(target.parent)],
         cwd=REPO,

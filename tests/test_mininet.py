@@ -24,7 +24,6 @@ import signal
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import pytest
@@ -33,7 +32,7 @@ from qlab import core, finalise, paths, traces
 from qlab import plan as plans
 from qlab.backends.mininet import MininetBackend
 
-from .conftest import REPO, needs
+from .conftest import REPO, TIMING_ATTEMPTS, TIMING_REASONS, faithful, needs
 from .small_plans import LOSSLESS, MS, TCP, S, bulk_flow, poisson_flow, small_dumbbell, udp_flow
 from .small_plans import link as _link
 from .small_plans import queue as _queue
@@ -621,29 +620,6 @@ def _leftovers(tag: str) -> list[str]:
     if (helper.STATE_DIR / f"{tag}.json").exists():
         out.append("state file")
     return out
-
-
-# Fidelity is judged on real timing: on a loaded machine a run can break the
-# invariants (and is marked invalid, as it should be). Tests try up to this
-# many times for a faithful run; if the machine cannot hold the timing in
-# any of them, the run's facts are still checked (they come from the
-# emulator's virtual-time model), the timing failure is reported as a
-# warning, and only a reason that is not about timing fails the test.
-TIMING_ATTEMPTS = 3
-TIMING_REASONS = ("achieved rate", "departure spacing", "added delay")
-
-
-def faithful(valid: bool, reasons: list[str]) -> bool:
-    """True for a faithful run; False (with a warning) for one that broke
-    only the timing invariants; fails for any other reason."""
-    if valid:
-        assert reasons == []
-        return True
-    assert reasons, "an invalid run must say why"
-    other = [r for r in reasons if not any(words in r for words in TIMING_REASONS)]
-    assert other == [], other
-    warnings.warn(f"this machine did not hold the emulation's timing: {'; '.join(reasons)}", stacklevel=2)
-    return False
 
 
 @needs_mininet
