@@ -13,12 +13,17 @@ import sys
 from pathlib import Path
 
 import yaml
+from snakemake.scheduling import job_scheduler as snakemake_job_scheduler
 from snakemake.utils import validate
 
 from qlab import backends as qlab_backends
 from qlab import paths as qlab_paths
 from qlab import resume as qlab_resume
 from qlab import scenario as sc
+from qlab import snakemake_timers as qlab_snakemake_timers
+
+# One pending scheduler re-evaluation, not one per finished job (qlab/snakemake_timers.py).
+qlab_snakemake_timers.install(snakemake_job_scheduler.JobScheduler)
 
 
 configfile: "workflows/config.yaml"
