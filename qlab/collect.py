@@ -64,14 +64,18 @@ def _run(d: Path) -> dict[str, Any]:
     return run
 
 
-def _table(d: Path, run: dict[str, Any], table: str) -> list[list[str]]:
+def _table(d: Path, run: dict[str, Any], table: str, lines: bool = False) -> str | list[list[str]]:
     """A run's table, checked against run.json's record of it (size,
-    SHA-256, rows) and its header; its rows."""
+    SHA-256, rows) and its header; its rows, or (lines) its body as text
+    when no field is quoted (traces.verify_lines), for copying."""
     name = f"{table}.csv.gz"
     record = run.get("tables", {}).get(name) if isinstance(run.get("tables"), dict) else None
     if record is None:
         raise ValueError(f"{d / 'run.json'}: tables: no record of {name}")
-    problem, header, rows = traces.verify_file(d / name, record)
+    if lines:
+        problem, header, rows = traces.verify_lines(d / name, record)
+    else:
+        problem, header, rows = traces.verify_file(d / name, record)
     if problem:
         raise ValueError(f"{d}: {problem}")
     if header != [c.name for c in traces.TABLES[table]["columns"]]:
@@ -79,11 +83,15 @@ def _table(d: Path, run: dict[str, Any], table: str) -> list[list[str]]:
     return rows
 
 
-def _read(d: Path, tables: list[str]) -> tuple[dict[str, Any], dict[str, list[list[str]]]]:
+def _read(d: Path, tables: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """One run's run.json and tables, every one verified, and its flows
-    against its plan (each flow of the plan exactly once)."""
+    against its plan (each flow of the plan exactly once). The tables
+    besides flows (packet and queue traces, millions of rows) are kept as
+    the runs' own lines, which the collection copies behind each run's
+    labels: parsing and writing them again row by row took most of a
+    reproduction's collection time (docs/benchmarks.md)."""
     run = _run(d)
-    rows = {t: _table(d, run, t) for t in ["flows", *tables]}
+    rows = {"flows": _table(d, run, "flows"), **{t: _table(d, run, t, lines=True) for t in tables}}
     job = traces.plan_of(d)
     if job is None or not job.exists():
         raise ValueError(
@@ -124,7 +132,7 @@ def collect(out: Path, run_dirs: list[Path], sweep_vars: list[str], tables: list
     flow_cols = [c.name for c in traces.TABLES["flows"]["columns"]]
     flow_rows: list[list[Any]] = []
     run_rows: list[list[Any]] = []
-    extra_rows: dict[str, list[list[Any]]] = {t: [] for t in tables}
+    extra_parts: dict[str, list[str]] = {t: [] for t in tables}
     for run, rows, d in runs:
         missing = [v for v in sweep_vars if v not in run["point_values"]]
         if missing:
@@ -139,11 +147,18 @@ def collect(out: Path, run_dirs: list[Path], sweep_vars: list[str], tables: list
         ]
         flow_rows.extend(lead + r for r in rows["flows"])
         for table in tables:
-            extra_rows[table].extend(lead + r for r in rows[table])
+            body = rows[table]
+            if isinstance(body, str):  # lines: each one behind the run's labels
+                if body:
+                    label = traces.csv_line(lead)[:-1] + ","
+                    extra_parts[table].append(label + body[:-1].replace("\n", "\n" + label) + "\n")
+            else:
+                extra_parts[table].extend(traces.csv_line(lead + r) for r in body)
         run_rows.append(lead + [_fmt(run.get(k)) for k in RUN_COLUMNS])
     traces.write_csv_gz(out / "flows.csv.gz", prefix + flow_cols, flow_rows)
     traces.write_csv_gz(out / "runs.csv.gz", prefix + list(RUN_COLUMNS), run_rows)
     for table in tables:
         columns = [c.name for c in traces.TABLES[table]["columns"]]
-        traces.write_csv_gz(out / f"{table}.csv.gz", prefix + columns, extra_rows[table])
+        text = traces.csv_line(prefix + columns) + "".join(extra_parts[table])
+        traces.atomic_write_bytes(out / f"{table}.csv.gz", traces.gzip_bytes(text.encode("utf-8")))
     return out

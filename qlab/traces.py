@@ -260,6 +260,13 @@ def write_csv_gz(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]
     atomic_write_bytes(path, gzip_bytes(out.getvalue().encode("utf-8")))
 
 
+def csv_line(values: Sequence[Any]) -> str:
+    """One row as write_csv_gz writes it, its newline included."""
+    out = io.StringIO(newline="")
+    csv.writer(out, lineterminator="\n").writerow([NA if v is None else v for v in values])
+    return out.getvalue()
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
@@ -412,6 +419,30 @@ def verify_file(
     if n != record["rows"]:
         return f"{path.name}: {n} rows, run.json recorded {record['rows']}", [], []
     return None, header, rows
+
+
+def verify_lines(path: Path, record: Any) -> tuple[str | None, list[str], str | list[list[str]]]:
+    """verify_file for a table to be copied rather than read: the problem
+    (or None), its header, and its body as the file's own lines (text, each
+    ending in a newline) when no field is quoted (what the writers write:
+    the lines are then exactly the rows), else as rows."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return f"{path.name}: missing (run.json records it)", [], []
+    except OSError as exc:
+        return f"{path.name}: cannot read: {exc.strerror}", [], []
+    problem, _, _ = verify_file(path, record, data=data, parse=False)
+    if problem:
+        return problem, [], []
+    text = gzip.decompress(data).decode("utf-8")  # verify_file read it so
+    if '"' in text or "\r" in text or "\x00" in text or "\n\n" in text:
+        header, rows = parse_csv_text(path, text)
+        return None, header, rows
+    first, _, body = text.partition("\n")
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return None, (first.split(",") if first else []), body
 
 
 def check_integrity(directory: Path, run: dict[str, Any]) -> list[str]:

@@ -222,6 +222,19 @@ def test_collect_refuses_a_damaged_run_in_one_line(run_dir, name, tmp_path):
     assert not (tmp_path / "col2").exists()  # nothing written
 
 
+def test_collect_puts_each_trace_row_behind_its_runs_labels(run_dir, tmp_path):
+    """The queue trace is copied line by line (not parsed and written again):
+    every row of the run's table, in order, behind the run's labels."""
+    out = qlab("collect", "--out", f"{tmp_path}/c", "--sweep", "flows", "--tables", "queues", f"{run_dir}")
+    assert out.returncode == 0, out.stderr
+    run = json.loads((run_dir / "run.json").read_text())
+    own_header, own_rows = traces.read_csv_gz(run_dir / "queues.csv.gz")
+    header, rows = traces.read_csv_gz(tmp_path / "c" / "queues.csv.gz")
+    assert header == ["scenario", "backend", "series", "point", "seed", "flows", *own_header]
+    labels = [run["scenario"], run["backend"], run["series"], run["point"], str(run["seed"]), "50"]
+    assert len(own_rows) > 10 and rows == [labels + r for r in own_rows]
+
+
 def test_collect_checks_the_flows_against_the_plan(run_dir, tmp_path):
     """A run of another plan (job_sha256), and a flows table forged to match
     run.json but missing flows, are refused."""

@@ -293,3 +293,31 @@ def test_packets_written_a_column_at_a_time_are_what_csv_writes(tmp_path, monkey
     problems = finalise._check_packet_facts(raw, {"bottleneck:R"}, {3, 4}, out)
     assert problems == [f"{raw}: queue 'bottleneck:L' is not in the plan's trace.queues"] and not out.exists()
     assert finalise.fmt_s(1500) == "0.000001500" and finalise.fmt_s(-1_000_000_001) == "-1.000000001"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a,b\n1,2\n3,4\n", "a,b\n1,2", "a,b\n", "a,b\n\n1,2\n", 'a,b\n"1\n2",3\n', 'a,b\n"x",2\n4,5\n']
+    + ["a,b\n,\n"],
+)
+def test_lines_copied_are_the_rows_csv_reads_and_writes(tmp_path, text):
+    """What `qlab collect` copies of a trace table (traces.verify_lines):
+    its own lines where they are exactly the rows, else the rows."""
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(traces.gzip_bytes(text.encode()))
+    header, rows = traces.read_csv_gz(path)
+    problem, got_header, body = traces.verify_lines(path, traces.file_record(path))
+    assert problem is None and got_header == header
+    assert body == rows if isinstance(body, list) else body == "".join(traces.csv_line(r) for r in rows)
+    assert isinstance(body, str) == ('"' not in text and "\n\n" not in text)
+
+
+def test_lines_of_a_table_that_differs_from_its_record_are_refused(tmp_path):
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(traces.gzip_bytes(b"a,b\n1,2\n"))
+    record = traces.file_record(path)
+    path.write_bytes(traces.gzip_bytes(b"a,b\n1,2\n1,2\n"))
+    problem, header, body = traces.verify_lines(path, record)
+    assert problem and problem.startswith("t.csv.gz: ") and header == [] and body == []
+    gone = traces.verify_lines(tmp_path / "gone.csv.gz", record)[0]
+    assert gone == "gone.csv.gz: missing (run.json records it)"
