@@ -16,3 +16,9 @@ test_that("points without hover text (NA or empty) keep none, and the others are
   out <- relabel_hover(widget_of(c("x: 0.5", NA, "")), item)
   expect_equal(out$x$data[[1]]$text, c("u: 0.5", NA, ""))
 })
+
+test_that("each point's numbers are formatted on their own, not padded to the trace's widest", {
+  item <- list(x_label = "u", y_label = "wait (s)")
+  out <- relabel_hover(widget_of(c("x: 0.0001<br />value: 123456.7<br />colour: ncq", "x: 1<br />value: 2")), item)
+  expect_equal(out$x$data[[1]]$text, c("u: 1e-04<br />wait (s): 123500<br />series: ncq", "u: 1<br />wait (s): 2"))
+})
