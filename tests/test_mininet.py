@@ -30,6 +30,7 @@ import pytest
 
 from qlab import core, finalise, paths, traces
 from qlab import plan as plans
+from qlab.backends.base import BackendError
 from qlab.backends.mininet import MininetBackend
 
 from .conftest import REPO, TIMING_ATTEMPTS, TIMING_REASONS, faithful, needs
@@ -703,6 +704,27 @@ def test_run_job_runs_a_mininet_plan_to_finalised_traces(emu, tmp_path):
         "queues.csv.gz",
         "run.json",
     ]
+
+
+@needs_mininet
+def test_a_failed_run_names_its_task_and_the_helpers_words_and_leaves_nothing(emu, tmp_path):
+    """The emu_run role cleans up after a failed run only (its rescue), and
+    fails with the task and the helper's last words, which qlab reports:
+    here the qlab-emu the prepared host names is missing."""
+    plan_file = _write(tmp_path, small_plan(duration_ns=2 * S, bulk_bytes=10_000))
+    before = set(Path("/tmp").glob("qlab-emu-run.*"))
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    missing = tmp_path / "no-such-qlab-emu"
+    with pytest.raises(BackendError) as err:
+        MininetBackend().run(plan_file, workdir, tmp_path / "log", host={"emu": str(missing)})
+    words = str(err.value)
+    assert "Run the plan in Mininet with qlab-emu as the bottleneck failed" in words
+    assert f"qlab-emu not found at {missing}" in words
+    log = (tmp_path / "log").read_text()
+    assert "Remove anything a failed run left behind" in log and "Remove the run's work directory" in log
+    assert list(workdir.iterdir()) == []
+    assert set(Path("/tmp").glob("qlab-emu-run.*")) == before
 
 
 @needs_mininet
