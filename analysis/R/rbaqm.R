@@ -23,14 +23,17 @@ summarise_time_series <- function(item, scenario_data) {
   queues <- dplyr::semi_join(results$queues, valid, by = run_key_columns)
   selectors <- item_selectors(item)
   end_s <- min(valid$sim_end_s)
+  # the two backlog selectors show two columns of one table: computed once
+  backlog <- memoise_by_name(function(name) {
+    summarise_backlog_series(queues, packets, run_key_columns, as.numeric(item$n_pkts %||% 300))
+  })
   rows <- purrr::imap_dfr(selectors, function(sel, i) {
     per_run <- switch(sel$metric,
       class_rate_bps = summarise_class_rates(packets, run_key_columns, sel$band, as.numeric(item$window_s), end_s) |>
         dplyr::mutate(value = .data$rate_bps),
-      backlog_total_pkts = summarise_backlog_series(queues, packets, run_key_columns,
-                                                    as.numeric(item$n_pkts %||% 300)) |>
+      backlog_total_pkts = backlog("series") |>
         dplyr::mutate(value = .data$backlog_pkts),
-      backlog_avg_pkts = summarise_backlog_series(queues, packets, run_key_columns, as.numeric(item$n_pkts %||% 300)) |>
+      backlog_avg_pkts = backlog("series") |>
         dplyr::mutate(value = .data$backlog_avg_pkts),
       stop(sprintf("figure %s: a time series shows class_rate_bps, backlog_total_pkts or backlog_avg_pkts (found %s)",
                    item$id, sel$metric))
