@@ -371,6 +371,16 @@ def count_rows(path: Path, data: bytes) -> int:
     return max(lines - 1, 0)
 
 
+def _read_table_bytes(path: Path) -> tuple[str | None, bytes]:
+    """A table's bytes, or the problem (named by the file) that stopped reading them."""
+    try:
+        return None, path.read_bytes()
+    except FileNotFoundError:
+        return f"{path.name}: missing (run.json records it)", b""
+    except OSError as exc:
+        return f"{path.name}: cannot read: {exc.strerror}", b""
+
+
 def verify_file(
     path: Path, record: Any, data: bytes | None = None, parse: bool = True
 ) -> tuple[str | None, list[str], list[list[str]]]:
@@ -401,12 +411,9 @@ def verify_file(
             return f"{path.name}: {n} rows, run.json recorded {record['rows']}", [], []
         return None, [], []
     if data is None:
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return f"{path.name}: missing (run.json records it)", [], []
-        except OSError as exc:
-            return f"{path.name}: cannot read: {exc.strerror}", [], []
+        problem, data = _read_table_bytes(path)
+        if problem:
+            return problem, [], []
     if len(data) != record["bytes"]:
         return f"{path.name}: {len(data)} bytes, run.json recorded {record['bytes']}", [], []
     if hashlib.sha256(data).hexdigest() != record["sha256"]:
@@ -426,12 +433,9 @@ def verify_lines(path: Path, record: Any) -> tuple[str | None, list[str], str | 
     (or None), its header, and its body as the file's own lines (text, each
     ending in a newline) when no field is quoted (what the writers write:
     the lines are then exactly the rows), else as rows."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return f"{path.name}: missing (run.json records it)", [], []
-    except OSError as exc:
-        return f"{path.name}: cannot read: {exc.strerror}", [], []
+    problem, data = _read_table_bytes(path)
+    if problem:
+        return problem, [], []
     problem, _, _ = verify_file(path, record, data=data, parse=False)
     if problem:
         return problem, [], []
