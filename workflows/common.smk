@@ -133,6 +133,11 @@ for _jobs in JOBS_BY_POINT.values():
     _jobs.sort(key=lambda j: j.seed)
 
 
+def is_realtime(wildcards):
+    """Whether the job's backend runs in real time (Backend.realtime)."""
+    return qlab_backends.get(wildcards.backend).realtime
+
+
 def jobs_of_point(wildcards):
     return JOBS_BY_POINT[f"{wildcards.paper}/{wildcards.name}/{wildcards.backend}/{wildcards.point}"]
 

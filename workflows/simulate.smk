@@ -15,6 +15,8 @@ rule plan:
         f"{RESULTS}/jobs/{{paper}}/{{name}}/{{backend}}/{{point}}/plans.json",
     log:
         f"{RESULTS}/logs/plan/{{paper}}/{{name}}/{{backend}}/{{point}}.log",
+    # an emulation's plans first, so its runs can start early (rule simulate)
+    priority: lambda wildcards: 10 if is_realtime(wildcards) else 0
     localrule: True
     params:
         digest=plans_digest,
@@ -33,6 +35,10 @@ rule prepare_host:
         f"{RESULTS}/hosts/{{backend}}.json",
     log:
         f"{RESULTS}/logs/prepare/{{backend}}.log",
+    # first, while every core is free: later a job that needs them all
+    # waits for the last simulation (the greedy scheduler fills a core as
+    # soon as one frees)
+    priority: 20
     # it may build qlab-emu and probes the kernel: nothing else runs meanwhile
     threads: workflow.cores
     shell:
@@ -54,18 +60,26 @@ rule simulate:
     # what run-job says (a failure names its plan), also on Snakemake's stderr
     log:
         f"{RESULTS}/logs/simulate/{{paper}}/{{name}}/{{backend}}/{{point}}.log",
+    # an emulation's runs first (see threads)
+    priority: lambda wildcards: 10 if is_realtime(wildcards) else 0
     # A cluster profile batches these (group-components) where per-job
     # overhead would dominate; locally each runs as its own process.
     group:
         "simulate"
-    # A backend that runs in real time (emulation) checks its own timing: it
-    # gets the machine to itself (every core), a simulation one core.
-    threads: lambda wildcards: workflow.cores if qlab_backends.get(wildcards.backend).realtime else 1
+    # A backend that runs in real time (emulation) checks its own timing: its
+    # jobs run one at a time (the `realtime` resource, 1 in the local and
+    # docker profiles) with every core but one; the one left runs a
+    # simulation beside it (measured on 2 cores: the runs' validity followed
+    # the machine, not the simulation, and the flows' completion times
+    # stayed within their spread; docs/benchmarks.md), and they start first,
+    # so the emulation's real time overlaps the simulations'.
+    threads: lambda wildcards: max(1, workflow.cores - 1) if is_realtime(wildcards) else 1
     # a cluster job's time limit (minutes): 2 per seed, as for the longest
     # quick-profile simulation with a margin (workflows/profiles/slurm)
     resources:
         mem_mb=500,
         runtime=lambda w: 2 * len(jobs_of_point(w)),
+        realtime=lambda w: 1 if is_realtime(w) else 0,
     params:
         runs=point_run_args,
         host=lambda w, input: f"--host {shlex.quote(str(input.host[0]))}" if len(input.host) else "",

@@ -38,8 +38,8 @@ class Backend(abc.ABC):
     name: str = ""
     # One line for `qlab backends`.
     summary: str = ""
-    # Runs in real time and checks its own timing: the workflow gives each
-    # of its jobs the whole machine (every core).
+    # Runs in real time and checks its own timing: the workflow runs its
+    # jobs one at a time, with every core but one (rule simulate).
     realtime: bool = False
     # The Docker image its jobs run in under `make reproduce RUNTIME=docker`
     # (containers/<image>), or None when it cannot run in one.
