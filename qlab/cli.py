@@ -260,7 +260,7 @@ def cmd_backends(args: argparse.Namespace) -> int:
 
     if args.available:
         ok, why = backends.available()
-        if args.no_realtime:  # a cluster's batch jobs: a real-time backend needs a machine to itself
+        if args.no_realtime:  # a cluster's batch jobs: a real-time backend needs a machine it controls
             why |= {
                 n: "runs in real time (not on a cluster's batch nodes)"
                 for n in ok
