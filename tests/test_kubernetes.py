@@ -35,8 +35,10 @@ def test_the_cluster_profiles_ask_for_the_same_resources_and_grouping():
     for key in ("cores", "resources", "group-components", "set-resources", "default-resources"):
         assert k8s[key] == slurm[key], key
     assert slurm["executor"] == "slurm" and k8s["executor"] == "kubernetes"
-    # and the local profile's settings (the scheduler, what reruns a job, plans in threads)
+    # and the local profile's settings (the scheduler, what reruns a job, plans in threads),
+    # but for its one machine-wide limit: one real-time job at a time (a cluster runs none)
     local = yaml.safe_load((PROFILES / "local" / "config.yaml").read_text())
+    assert local.pop("resources") == ["realtime=1"]
     for key, value in local.items():
         assert slurm.get(key) == value and k8s.get(key) == value, key
     # every rule given resources exists, and none of them is a local rule
