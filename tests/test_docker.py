@@ -221,6 +221,8 @@ def test_each_backends_jobs_run_in_the_backends_image(tmp_path):
             if rule == "simulate":
                 # one real-time job at a time, a core left for a simulation beside it
                 assert ("realtime=1" in block) == backends.get(backend).realtime, block
+                # and it starts first, beside the simulations rather than after them
+                assert ("priority: 10" in block) == backends.get(backend).realtime, block
                 assert "threads: 2" not in block, block
 
 
