@@ -286,7 +286,10 @@ def cmd_provenance(args: argparse.Namespace) -> int:
         scenarios = sc.load_all(args.files or None)
     except sc.ScenarioError as exc:
         return _fail(exc.problems)
-    provenance.write(Path(args.out), scenarios, args.profile)
+    if args.software_only:
+        provenance.write_software(Path(args.out), scenarios, args.profile)
+    else:
+        provenance.write(Path(args.out), scenarios, args.profile)
     return 0
 
 
@@ -302,17 +305,32 @@ def cmd_render(args: argparse.Namespace) -> int:
         QLAB_DEFAULT_BACKEND=backends.DEFAULT,
         TZ=os.environ.get("TZ", "UTC"),
     )
+    pages = [p for p in (args.pages or "").split(",") if p]
+    if pages:
+        listed = paths.site_pages()
+        unknown = [p for p in pages if p not in listed]
+        if unknown:
+            return _fail(
+                [
+                    f"qlab render: --pages: {', '.join(unknown)} not in {paths.REPORTS / '_quarto.yml'}"
+                    f" (project.render lists {', '.join(listed)})"
+                ]
+            )
+        env["QLAB_RENDER_PAGES"] = ",".join(pages)
     quarto = shutil.which("quarto")
     if quarto and not args.fallback:
-        cmd = [quarto, "render", str(paths.REPORTS), "--output-dir", str(site)]
+        targets = [str(paths.REPORTS / p) for p in pages] or [str(paths.REPORTS)]
+        cmds = [[quarto, "render", t, "--output-dir", str(site)] for t in targets]
     else:
         if not shutil.which("Rscript"):
             return _fail(["qlab render: neither quarto nor Rscript is on PATH (run scripts/setup.sh)"])
-        cmd = ["Rscript", str(paths.REPORTS / "render.R")]
-    proc = subprocess.run(cmd, env=env, cwd=paths.ROOT, check=False)
-    if proc.returncode != 0:
-        return _fail([f"qlab render: {' '.join(cmd)} failed (exit {proc.returncode})"])
-    print(site / "index.html")
+        cmds = [["Rscript", str(paths.REPORTS / "render.R")]]
+    for cmd in cmds:
+        proc = subprocess.run(cmd, env=env, cwd=paths.ROOT, check=False)
+        if proc.returncode != 0:
+            return _fail([f"qlab render: {' '.join(cmd)} failed (exit {proc.returncode})"])
+    for page in pages or ["index.qmd"]:
+        print(site / page.replace(".qmd", ".html"))
     return 0
 
 
@@ -738,6 +756,11 @@ def build_parser() -> argparse.ArgumentParser:
     pv = _command(sub, "provenance", "write provenance.json (commit, hashes, versions)")
     pv.add_argument("--profile", default="quick", choices=PROFILES, help="the profile that was run")
     pv.add_argument("--out", default="results/provenance.json", help="file to write")
+    pv.add_argument(
+        "--software-only",
+        action="store_true",
+        help="only what is known before any run: commit, scenario hashes, versions (software.json)",
+    )
     pv.add_argument("files", nargs="*", help="the scenario files run (default: every scenarios/*/*.yaml)")
     pv.set_defaults(func=cmd_provenance)
 
@@ -745,6 +768,10 @@ def build_parser() -> argparse.ArgumentParser:
     rd.add_argument("--results", default="results", help="results directory the report reads")
     rd.add_argument("--site", default=str(paths.REPORTS / "_site"), help="where the HTML goes")
     rd.add_argument("--fallback", action="store_true", help="use knitr + pandoc even if quarto exists")
+    rd.add_argument(
+        "--pages",
+        help="only these pages of reports/_quarto.yml, comma-separated (e.g. ncq-conf.qmd); default all",
+    )
     rd.set_defaults(func=cmd_render)
 
     df = _command(

@@ -87,7 +87,7 @@ IMAGES: dict[str, Image] = _discover()
 # asks git) on the host.
 BACKEND_RULES = ("simulate", "collect")
 ANALYSIS_IMAGE = "analysis"
-ANALYSIS_RULES = ("analyze", "analyze_bench", "report")
+ANALYSIS_RULES = ("analyze", "analyze_bench", "page", "report")
 
 
 class ImageError(Exception):

@@ -22,3 +22,11 @@ def interpreter_first_on_path() -> None:
     workflow passes to its jobs (`envvars:`): a Kubernetes pod must keep its
     image's PATH."""
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def site_pages() -> list[str]:
+    """The report's pages, as reports/_quarto.yml lists them (project.render)."""
+    import yaml
+
+    site = yaml.safe_load((REPORTS / "_quarto.yml").read_text(encoding="utf-8"))
+    return [str(p) for p in site["project"]["render"]]

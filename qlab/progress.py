@@ -36,7 +36,8 @@ COST = {
     "collect": 2.0,
     "analyze": 10.0,
     "analyze_bench": 10.0,
-    "report": 10.0,
+    "page": 5.0,
+    "report": 5.0,
     "describe_scenario": 0.5,
 }
 STAGE_NAMES = {
@@ -44,6 +45,7 @@ STAGE_NAMES = {
     "collect": "collect",
     "analyze": "analysis",
     "analyze_bench": "benchmark",
+    "page": "pages",
     "report": "report",
 }
 ERROR_LINE = re.compile(r"(Error|error:|Exception|exit status|failed|refus|not valid|cannot|Traceback)")

@@ -207,6 +207,21 @@ def collect(scenarios: list[sc.Scenario], profile: str, results: Path | None = N
     }
 
 
+def write_software(out: Path, scenarios: list[sc.Scenario], profile: str) -> None:
+    """What a reproduction runs with, before any run (software.json): the
+    commit, the scenarios' hashes and the packages' versions, without the
+    runs' facts (where they ran, which images) that provenance.json adds at
+    the end. A page rendered while other papers still simulate signs its
+    colophon from it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    doc = collect(scenarios, profile, None)
+    for key in ("ran_on", "run_images"):
+        doc.pop(key, None)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(sc.canonical_json(doc), encoding="utf-8")
+    tmp.replace(out)
+
+
 def write(out: Path, scenarios: list[sc.Scenario], profile: str) -> None:
     # always written, so the output is never older than the rule's inputs
     out.parent.mkdir(parents=True, exist_ok=True)

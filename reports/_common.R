@@ -25,7 +25,7 @@ knitr::opts_chunk$set(echo = FALSE, warning = FALSE, message = FALSE, fig.width 
 # ---- data ---------------------------------------------------------------
 
 #' Everything a paper page needs: its spec, figure tables, verdicts, the
-#' resolved scenarios, the runs' graphs and the provenance.
+#' resolved scenarios and the runs' graphs.
 #'
 #' Figure tables and verdicts are read from <results>/analysis/<paper>/
 #' (written by analysis/scripts/analyze.R); when that directory is missing
@@ -94,7 +94,6 @@ load_paper_context <- function(paper) {
       if (is.null(path)) NULL else list(path = path, plan = read_graph_json(path))
     }),
     backends_of = backends_of,
-    provenance = read_provenance(qlab_results),
     source_note = source_note
   )
 }
@@ -921,9 +920,10 @@ tool_versions <- function(provenance) {
   c(qlab = provenance$qlab_version %||% "unknown", packages, render_tools)
 }
 
-#' The colophon printed at the foot of every page.
+#' The colophon printed at the foot of every page, from software.json: a
+#' page may render while other papers still run, before provenance.json.
 print_colophon <- function(backends = NULL) {
-  provenance <- read_provenance(qlab_results)
+  provenance <- read_provenance(qlab_results, "software.json")
   scenarios <- purrr::map_dfr(provenance$scenarios, function(s) {
     tibble::tibble(scenario = s$id, sha256 = substr(s$sha256 %||% "", 1, 16))
   })

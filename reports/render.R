@@ -100,7 +100,7 @@ render_page <- function(page) {
 # and one page's pandoc run would lose its input to another's clean-up.
 cores <- suppressWarnings(as.integer(Sys.getenv("QLAB_RENDER_CORES", "1")))
 if (is.na(cores) || cores < 1) cores <- 1L
-if (!nzchar(only_pages) && cores > 1 && length(pages) > 1) {
+if (cores > 1 && length(pages) > 1) {  # a child renders one page with QLAB_RENDER_CORES=1
   rscript <- file.path(R.home("bin"), "Rscript")
   # The longest pages first, so that none of them starts last: a paper's page
   # costs about its items (analysis/papers/<paper>.yaml; the ncq-journal page,

@@ -194,9 +194,11 @@ def test_docker_profile_runs_jobs_in_their_images(tmp_path):
     assert len(by_rule["simulate"]) == 4  # a job per sweep point (2 series x 2 points, 2 seeds each)
     for block in by_rule["simulate"]:
         assert "shell_exec=containers/ns3/shell" in block and "build/images/ns3.json" in block
-    for rule, image in (("collect", "ns3"), ("analyze", "analysis"), ("report", "analysis")):
-        assert all(f"shell_exec=containers/{image}/shell" in b for b in by_rule[rule]), rule
-    assert all("shell_exec" not in b for b in by_rule["provenance"])
+    in_image = (("collect", "ns3"), ("analyze", "analysis"), ("page", "analysis"), ("report", "analysis"))
+    for rule, image in in_image:
+        assert by_rule[rule] and all(f"shell_exec=containers/{image}/shell" in b for b in by_rule[rule]), rule
+    for rule in ("provenance", "software"):  # they ask git and the image stamps, on the host
+        assert by_rule[rule] and all("shell_exec" not in b for b in by_rule[rule]), rule
     # the runner comes from the image, not from a native build
     assert "build_ns3" not in by_rule
 

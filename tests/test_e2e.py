@@ -12,6 +12,7 @@ import html.parser
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -156,6 +157,16 @@ def test_report_holds_figures_and_claims(run):
     }, verdicts
     assert (site / "provenance.html").exists()
     check_explorable(site / "ncq-conf.html")
+    # the paper's page rendered by a job of its own once its analysis was done,
+    # its colophon from software.json (written before the runs: no runs' facts)
+    assert (tmp / "results" / "logs" / "report" / "ncq-conf.log").exists()
+    software = json.loads((tmp / "results" / "software.json").read_text())
+    prov = json.loads((tmp / "results" / "provenance.json").read_text())
+    assert "ran_on" not in software and prov["ran_on"]
+    assert {k: software[k] for k in ("git_commit", "profile", "scenarios", "packages")} == {
+        k: prov[k] for k in ("git_commit", "profile", "scenarios", "packages")
+    }
+    assert re.search(r"git commit\s+" + re.escape(software["git_commit"]), text)
     # the NCQ journal paper's analytic model: every item with its id, one
     # figure per model item, the stated percentages with a verdict each
     journal = parse(site / "ncq-journal.html")
@@ -265,7 +276,9 @@ def test_after_a_rerun_the_next_run_does_nothing(run):
     assert victim.stat().st_mtime_ns != redone
     watched = [
         tmp / "site" / "index.html",
+        tmp / "site" / "ncq-conf.html",
         tmp / "results" / "provenance.json",
+        tmp / "results" / "software.json",
         *sorted((tmp / "results" / "ncq-conf").glob("*/ns3/*.csv.gz")),
         *sorted((tmp / "results" / "ncq-conf").glob("*/ns3/scenario.json")),
     ]

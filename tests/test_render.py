@@ -48,3 +48,35 @@ def test_render_failure_is_one_line_and_exit_2(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().endswith("failed (exit 1)")
+
+
+def test_render_pages_renders_those_pages_and_refuses_unknown_ones(tmp_path):
+    fake = tmp_path / "bin" / "quarto"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "$@" >> "$QLAB_SITE.args"\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    site = tmp_path / "site"
+    env = dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}")
+
+    def render(pages):
+        return subprocess.run(
+            [sys.executable, "-m", "qlab", "render", "--pages", pages, "--results", str(tmp_path)]
+            + ["--site", str(site)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+
+    proc = render("ncq-conf.qmd,verdicts.qmd")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(site / "ncq-conf.html"), str(site / "verdicts.html")]
+    lines = (tmp_path / "site.args").read_text().splitlines()
+    assert lines == [
+        f"render {paths.REPORTS / p} --output-dir {site}" for p in ("ncq-conf.qmd", "verdicts.qmd")
+    ]
+    # a page the site does not list: one line naming it and the list, nothing rendered
+    proc = render("ncq-conf.qmd,nosuch.qmd")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "nosuch.qmd not in" in proc.stderr and "_quarto.yml" in proc.stderr
+    assert len((tmp_path / "site.args").read_text().splitlines()) == 2

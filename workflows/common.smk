@@ -7,6 +7,7 @@
 # param changes).
 import hashlib
 import os
+import re
 import shlex
 import json
 import sys
@@ -94,6 +95,24 @@ def papers_with_analytic_items():
 BENCH = "bench"
 BENCH_SCENARIOS = [s for s in SCENARIOS if s.paper == BENCH]
 PAPERS = sorted(({s.paper for s in SCENARIOS} | papers_with_analytic_items()) - {BENCH})
+
+
+def papers_of_page(page):
+    """The papers whose results a page shows: its load_paper_context() calls."""
+    text = (Path("reports") / page).read_text(encoding="utf-8")
+    return sorted(set(re.findall(r'load_paper_context\("([^"]+)"\)', text)))
+
+
+# A page that shows papers' results renders as soon as their analyses are
+# done, while other papers still simulate (the `page` rule); the rest
+# (index, verdicts, provenance, benchmark), which read every paper or every
+# run, render last (the `report` rule). A page whose papers this run does
+# not include renders last too, and says so.
+PAGE_PAPERS = {
+    page[: -len(".qmd")]: papers_of_page(page)
+    for page in qlab_paths.site_pages()
+    if papers_of_page(page) and set(papers_of_page(page)) <= set(PAPERS)
+}
 
 
 def git_state():

@@ -204,9 +204,10 @@ read_scenario_json <- function(path) {
   jsonlite::read_json(path, simplifyVector = FALSE)
 }
 
-#' Read results/provenance.json.
-read_provenance <- function(results_dir) {
-  path <- file.path(results_dir, "provenance.json")
+#' Read results/provenance.json (`file = "software.json"`: what a
+#' reproduction runs with, written before its runs; qlab/provenance.py).
+read_provenance <- function(results_dir, file = "provenance.json") {
+  path <- file.path(results_dir, file)
   if (!file.exists(path)) {
     stop(sprintf("%s: file not found", path))
   }
