@@ -11,6 +11,17 @@ summary_columns <- function() {
     "n_censored", "method")
 }
 
+#' A figure table with no rows (a backend none of whose runs of the item is
+#' valid): the summary columns, typed as the summaries type them, so that it
+#' binds with another backend's rows and the page says what is missing.
+empty_summary <- function() {
+  tibble::tibble(figure = character(), selector = integer(), metric = character(), group = character(),
+                 cls = integer(), queue = character(), band = integer(), reason = character(),
+                 series = character(), x = double(), n = integer(), mean = double(), sd = double(),
+                 ci_lo = double(), ci_hi = double(), backend = character(), x_variable = character(),
+                 n_censored = integer(), method = character())[summary_columns()]
+}
+
 #' The columns that name one plotted metric: its position in the item's list
 #' (`selector`), the metric and the part of the run it is about.
 selector_columns <- function() {
@@ -553,7 +564,9 @@ summarise_paired_ratio_vs_x <- function(item, scenario_data) {
 summarise_metric_by_series <- function(item, scenario_data) {
   runs <- select_item_metrics(item, scenario_data$metrics)
   if (!is.null(item$series)) {
-    missing <- setdiff(unlist(item$series), runs$series)
+    # the scenario's series, valid runs or not (a series whose runs were all
+    # invalid has no metrics: no rows, not an error)
+    missing <- setdiff(unlist(item$series), c(runs$series, scenario_data$results$runs$series))
     if (length(missing) > 0) {
       stop(sprintf("figure %s: series %s must be series of %s", item$id, paste(missing, collapse = ", "),
                    item$scenario))

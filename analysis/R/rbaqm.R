@@ -19,6 +19,8 @@ summarise_time_series <- function(item, scenario_data) {
   }
   valid <- dplyr::filter(results$runs, .data$valid)
   if (!is.null(item$series)) valid <- dplyr::filter(valid, .data$series %in% unlist(item$series))
+  # every run of this backend invalid (an emulation's timing): nothing to draw
+  if (nrow(valid) == 0) return(empty_summary())
   packets <- dplyr::semi_join(results$packets, valid, by = run_key_columns)
   queues <- dplyr::semi_join(results$queues, valid, by = run_key_columns)
   selectors <- item_selectors(item)
@@ -58,6 +60,7 @@ summarise_time_series <- function(item, scenario_data) {
 summarise_useful_vs_sessions <- function(item, scenario_data) {
   results <- scenario_data$results
   valid <- dplyr::filter(results$runs, .data$valid)
+  if (nrow(valid) == 0) return(empty_summary())
   packets <- dplyr::semi_join(results$packets, valid, by = run_key_columns)
   flows <- dplyr::semi_join(results$flows, valid, by = run_key_columns)
   summarise_useful_throughput(packets, flows, run_key_columns, band = as.integer(item$band), group = item$group,

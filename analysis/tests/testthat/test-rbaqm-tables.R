@@ -46,6 +46,34 @@ test_that("a metric_by_series item may show some of its scenario's series", {
   expect_error(summarise_metric_by_series(item, list(metrics = metrics, sweep_vars = character())), "tau10")
 })
 
+test_that("a series none of whose runs is valid leaves no rows in a figure table, not an error", {
+  # an emulation's only run of series rb failed its timing checks: only wred has metrics
+  runs <- tibble::tibble(scenario = "rbaqm/emu", backend = "mininet", point = c("rb", "wred"), series = c("rb", "wred"),
+                         seed = 1L, valid = c(FALSE, TRUE), sim_end_s = 22)
+  metrics <- tibble::tibble(scenario = "rbaqm/emu", backend = "mininet", point = "wred", series = "wred", seed = 1L,
+                            metric = "total_backlog_pkts", queue = "L:R", value = 7, n_censored = 0L) |>
+    with_metric_keys()
+  item <- list(id = "qlab/rbaqm/emu-summary", kind = "metric_by_series", scenario = "rbaqm/emu",
+               series = list("rb", "wred"), metrics = list(list(metric = "total_backlog_pkts")))
+  data <- list(metrics = metrics, sweep_vars = character(), results = list(runs = runs))
+  table <- summarise_figure(item, data)
+  expect_equal(unique(table$series), "wred")
+  expect_equal(names(table), summary_columns())
+  # a series the scenario does not have is still an error
+  wrong <- item
+  wrong$series <- list("rb", "tau10")
+  expect_error(summarise_figure(wrong, data), "tau10")
+  # a time series of rb alone: no rows, with the summary's columns, binding with another backend's
+  series_item <- list(id = "qlab/rbaqm/emu-1a", kind = "time_series", scenario = "rbaqm/emu", series = list("rb"),
+                      window_s = 1, metrics = list(list(metric = "class_rate_bps", band = 0L)))
+  data$results$packets <- tibble::tibble()
+  data$results$queues <- tibble::tibble()
+  empty <- summarise_figure(series_item, data)
+  expect_equal(nrow(empty), 0)
+  expect_equal(names(empty), summary_columns())
+  expect_equal(nrow(dplyr::bind_rows(empty, table)), nrow(table))
+})
+
 test_that("an all_backends time series has a row of panels per backend; one backend keeps a panel per series", {
   summary <- tidyr::expand_grid(backend = c("ns3", "mininet"), series = "rb", selector = 1:2, x = c(0.5, 1)) |>
     dplyr::mutate(metric = "class_rate_bps", mean = seq_len(dplyr::n()), ci_lo = .data$mean - 1,
