@@ -12,20 +12,24 @@ from qlab import paths
 from .conftest import REPO
 
 
-def test_render_uses_quarto_with_the_requested_site(tmp_path):
+def render_with_fake_quarto(tmp_path, script: str, *args: str) -> subprocess.CompletedProcess:
+    """`qlab render ARGS` with a stand-in `quarto` (a shell script) first on PATH."""
     fake = tmp_path / "bin" / "quarto"
-    fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\necho "$@" > "$QLAB_SITE.args"\n')
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(f"#!/bin/sh\n{script}\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    site = tmp_path / "site"
-    env = dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}")
-    proc = subprocess.run(
-        [sys.executable, "-m", "qlab", "render", "--results", str(tmp_path), "--site", str(site)],
+    return subprocess.run(
+        [sys.executable, "-m", "qlab", "render", "--results", str(tmp_path), *args],
         cwd=REPO,
-        env=env,
+        env=dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}"),
         capture_output=True,
         text=True,
     )
+
+
+def test_render_uses_quarto_with_the_requested_site(tmp_path):
+    site = tmp_path / "site"
+    proc = render_with_fake_quarto(tmp_path, 'echo "$@" > "$QLAB_SITE.args"', "--site", str(site))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(site / "index.html")
     args = (tmp_path / "site.args").read_text().split()
@@ -33,39 +37,18 @@ def test_render_uses_quarto_with_the_requested_site(tmp_path):
 
 
 def test_render_failure_is_one_line_and_exit_2(tmp_path):
-    fake = tmp_path / "bin" / "quarto"
-    fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\nexit 1\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    env = dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}")
-    proc = subprocess.run(
-        [sys.executable, "-m", "qlab", "render", "--results", str(tmp_path), "--site", str(tmp_path / "s")],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    proc = render_with_fake_quarto(tmp_path, "exit 1", "--site", str(tmp_path / "s"))
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().endswith("failed (exit 1)")
 
 
 def test_render_pages_renders_those_pages_and_refuses_unknown_ones(tmp_path):
-    fake = tmp_path / "bin" / "quarto"
-    fake.parent.mkdir()
-    fake.write_text('#!/bin/sh\necho "$@" >> "$QLAB_SITE.args"\n')
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     site = tmp_path / "site"
-    env = dict(os.environ, PATH=f"{fake.parent}:{os.environ['PATH']}")
 
     def render(pages):
-        return subprocess.run(
-            [sys.executable, "-m", "qlab", "render", "--pages", pages, "--results", str(tmp_path)]
-            + ["--site", str(site)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
+        return render_with_fake_quarto(
+            tmp_path, 'echo "$@" >> "$QLAB_SITE.args"', "--pages", pages, "--site", str(site)
         )
 
     proc = render("ncq-conf.qmd,verdicts.qmd")
