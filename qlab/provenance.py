@@ -16,6 +16,7 @@ from qlab import scenario as sc
 
 DEBIAN_PACKAGES = (
     "libns3-dev",
+    "libtcmalloc-minimal4",
     "r-base-core",
     "r-cran-tidyverse",
     "r-cran-knitr",

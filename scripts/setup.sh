@@ -13,7 +13,8 @@ cd "$(dirname "$0")/.."
 # busybox (the Linux qdiscs' VM tests; dpkg-dev for `apt-get source iproute2`; kmod for
 # modinfo, which checks the modules built in the kmod image);
 # libxml2/sqlite3/python3 headers, which ns-3's CMake targets name without
-# libns3-dev depending on them; debootstrap (the Docker base image); ns-2.35's
+# libns3-dev depending on them; libtcmalloc-minimal4, the ns-3 runners' allocator
+# (disciplines/ns3/CMakeLists.txt); debootstrap (the Docker base image); ns-2.35's
 # build dependencies (disciplines/ns2/build.sh builds it from Debian's source);
 # chromium (the rendered site checked in a headless browser, tests/test_e2e.py);
 # plotly, htmlwidgets and DT (the report's interactive figures and sortable tables;
@@ -21,7 +22,7 @@ cd "$(dirname "$0")/.."
 # lintr (the R code's lint in make test, scripts/lint-r.sh).
 DEB_PACKAGES=(
   build-essential cmake pkg-config
-  libns3-dev ns3 libgsl-dev nlohmann-json3-dev
+  libns3-dev ns3 libgsl-dev nlohmann-json3-dev libtcmalloc-minimal4
   r-base-core r-cran-tidyverse r-cran-knitr r-cran-rmarkdown r-cran-testthat
   r-cran-yaml r-cran-jsonlite r-cran-lintr r-cran-plotly r-cran-htmlwidgets r-cran-dt
   python3-plotly
