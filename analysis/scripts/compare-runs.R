@@ -15,7 +15,7 @@
 # relative mean difference. Collected queue/packet tables written before they
 # had a `queue` column (one traced queue per run) are read as queue
 # `bottleneck:L`. Then every claim whose verdict differs between the two
-# trees' analysis/<paper>/claims.csv.
+# trees' analysis/<paper>/claims.csv, claim by claim and backend by backend.
 
 if (Sys.getenv("TZ") == "") Sys.setenv(TZ = "UTC")
 
@@ -132,8 +132,9 @@ verdict_changes <- function(old, new) {
     purrr::map_dfr(files, function(f) {
       d <- readr::read_csv(f, col_types = readr::cols(.default = readr::col_character()), na = "NA")
       if (!"ours" %in% names(d)) d$ours <- NA_character_
-      dplyr::transmute(d, paper = basename(dirname(f)), claim_id = .data$claim_id, verdict = .data$verdict,
-                       ours = .data$ours)
+      if (!"backend" %in% names(d)) d$backend <- NA_character_
+      dplyr::transmute(d, paper = basename(dirname(f)), claim_id = .data$claim_id, backend = .data$backend,
+                       verdict = .data$verdict, ours = .data$ours)
     })
   }
   a <- read_claims(old)
@@ -142,7 +143,9 @@ verdict_changes <- function(old, new) {
     cat("\nVerdicts: no analysis/<paper>/claims.csv in", if (nrow(a) == 0) old else new, "\n")
     return(invisible(NULL))
   }
-  both <- dplyr::full_join(a, b, by = c("paper", "claim_id"), suffix = c("_old", "_new"))
+  # a claim has a verdict per backend: pair them by backend, not by row order
+  both <- dplyr::full_join(a, b, by = c("paper", "claim_id", "backend"), suffix = c("_old", "_new"),
+                           na_matches = "na")
   diff <- dplyr::filter(both, is.na(.data$verdict_old) | is.na(.data$verdict_new) |
                           .data$verdict_old != .data$verdict_new)
   cat(sprintf("\nVerdicts: %d claims in both, %d changed, %d only in the old tree, %d only in the new\n",
@@ -150,10 +153,11 @@ verdict_changes <- function(old, new) {
               sum(!is.na(diff$verdict_old) & !is.na(diff$verdict_new)),
               sum(is.na(both$verdict_new)), sum(is.na(both$verdict_old))))
   if (nrow(diff) == 0) return(invisible(NULL))
-  cat("\n| paper | claim | old verdict | new verdict | new value |\n|---|---|---|---|---|\n")
+  cat("\n| paper | claim | backend | old verdict | new verdict | new value |\n|---|---|---|---|---|---|\n")
   for (i in seq_len(nrow(diff))) {
     d <- diff[i, ]
-    cat(sprintf("| %s | %s | %s | %s | %s |\n", d$paper, d$claim_id, d$verdict_old %if_na% "-",
+    cat(sprintf("| %s | %s | %s | %s | %s | %s |\n", d$paper, d$claim_id, d$backend %if_na% "-",
+                d$verdict_old %if_na% "-",
                 d$verdict_new %if_na% "-", gsub("\\|", "/", d$ours_new %if_na% "")))
   }
 }
@@ -161,4 +165,4 @@ verdict_changes <- function(old, new) {
 `%if_na%` <- function(x, default) ifelse(is.na(x), default, x)
 
 `%||%` <- function(x, default) if (is.null(x)) default else x
-main()
+if (sys.nframe() == 0) main()   # not when sourced (analysis/tests/testthat/test-compare-runs.R)
