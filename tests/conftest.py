@@ -40,7 +40,7 @@ def demo_dir(tmp_path: Path) -> Path:
 # emulator's virtual-time model), the timing failure is reported as a
 # warning, and only a reason that is not about timing fails the test.
 TIMING_ATTEMPTS = 3
-TIMING_REASONS = ("achieved rate", "departure spacing", "added delay")
+TIMING_REASONS = ("achieved rate", "departure spacing", "added delay", "sender late")
 
 
 def faithful(valid: bool, reasons: list[str]) -> bool:

@@ -522,6 +522,55 @@ def test_only_timing_failures_are_put_down_to_the_machine():
     assert faithful(*helper.fidelity(_summary())[:2]) is True
 
 
+def _udp_plan() -> dict:
+    flows = [
+        {"flow_id": 0, "app": "bulk", "bytes": 1000, "start_ns": 0},
+        {"flow_id": 1, "app": "poisson", "on_periods_ns": [[100 * MS, 1100 * MS]], "start_ns": 100 * MS},
+    ]
+    return {"flows": flows, "udp_drain_ns": S}
+
+
+def test_a_sender_behind_its_schedule_makes_the_run_unfaithful():
+    """A UDP sender that never got through its schedule (the host fell
+    behind) or whose host refused datagrams: invalid, the first put down to
+    the machine's timing, the second not; a finished one is faithful."""
+    plan = _udp_plan()
+    sent = {"tx_packets": 174, "schedule_done": True, "late_max_ns": 2_000_000}
+    done = {0: {"send": {"tx_packets": 1}}, 1: {"send": sent}}
+    assert helper.sender_fidelity(plan, done) == ([], {"sender_late_max_s": 0.002})
+    cut = {0: {}, 1: {"send": {"tx_packets": 173, "late_max_ns": 1_500_000_000}}}
+    reasons, facts = helper.sender_fidelity(plan, cut)
+    assert reasons == [
+        "flow 1: sender late: its schedule was unfinished when the run ended (173 datagrams sent)"
+    ]
+    assert facts == {"sender_late_max_s": 1.5}
+    with pytest.warns(UserWarning, match="sender late"):
+        assert faithful(False, reasons) is False
+    assert helper.sender_fidelity(plan, {0: {}, 1: {}})[0] == [
+        "flow 1: sender late: its schedule was unfinished when the run ended (0 datagrams sent)"
+    ]
+    refused = {0: {}, 1: {"send": {"tx_packets": 170, "send_errors": 4, "schedule_done": True}}}
+    reasons, _ = helper.sender_fidelity(plan, refused)
+    assert reasons == ["flow 1: 4 datagrams the host could not send"]
+    with pytest.raises(AssertionError):
+        faithful(False, reasons)
+
+
+def test_a_udp_flow_is_done_only_once_its_sender_finished(tmp_path):
+    """stop_when_done: a UDP flow is done udp_drain_ns after its schedule's
+    end, or after its sender finished if that was later; never before the
+    sender says it got through the schedule."""
+    plan, epoch = _udp_plan(), 10 * S
+    f = plan["flows"][1]
+    assert helper.done_at(plan, f, tmp_path, epoch) is None  # nothing sent yet
+    (tmp_path / "send-1.json").write_text(json.dumps({"tx_packets": 3, "schedule_done": False}))
+    assert helper.done_at(plan, f, tmp_path, epoch) is None
+    (tmp_path / "send-1.json").write_text(json.dumps({"schedule_done": True, "done_ns": epoch + 1099 * MS}))
+    assert helper.done_at(plan, f, tmp_path, epoch) == 2100 * MS
+    (tmp_path / "send-1.json").write_text(json.dumps({"schedule_done": True, "done_ns": epoch + 1600 * MS}))
+    assert helper.done_at(plan, f, tmp_path, epoch) == 2600 * MS
+
+
 # ---------------------------------------------------------------------------
 # Mininet: plans the backend refuses, the runner, run-job, a kill mid-way
 

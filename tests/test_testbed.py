@@ -72,9 +72,16 @@ def test_refuses_what_it_cannot_build():
 
 
 def _staging(
-    tmp: Path, plan: dict, job: dict, *, drop: str | None = None, incomplete: str | None = None
+    tmp: Path,
+    plan: dict,
+    job: dict,
+    *,
+    drop: str | None = None,
+    incomplete: str | None = None,
+    behind: bool = False,
 ) -> Path:
-    """The facts the playbook would fetch: every flow done, three queue samples."""
+    """The facts the playbook would fetch: every flow done, three queue
+    samples; `behind`: the UDP senders never got through their schedules."""
     st = tmp / "staging"
     epoch = 1_000_000_000_000
     (st).mkdir()
@@ -95,6 +102,8 @@ def _staging(
             f = flows[item["flow"]["flow_id"]]
             if part["role"] == "send":
                 got = {"tx_packets": 200, "retx_packets": 0, "final": True}
+                if f["app"] != "bulk":
+                    got.update(schedule_done=not behind, late_max_ns=3_000_000)
             elif f["app"] == "bulk":
                 t = epoch + f["start_ns"]
                 got = {"rx_bytes": f["bytes"], "first_rx_ns": t + 30_000_000, "last_rx_ns": t + 900_000_000}
@@ -136,6 +145,21 @@ def test_ingest_writes_raw_facts_when_every_host_is_complete(tmp_path):
     q = (work / "queue_facts.csv").read_text().splitlines()
     assert len(q) == 1 + 3 * 2 and q[-1] == "3000000000,bottleneck:L,1,0,0,400,400,0"
     assert facts["fidelity"]["clock_offset_ms"]["rcv"] == -2.0
+    assert facts["fidelity"]["sender_late_max_s"] == 0.003
+
+
+def test_ingest_marks_a_run_whose_senders_fell_behind_invalid(tmp_path):
+    """A UDP sender that had not got through its schedule when its host
+    stopped: its tail was never sent, so the run is not faithful."""
+    plan = _plan()
+    job = TestbedBackend().job(plan, GROUPS)
+    udp = [f["flow_id"] for f in plan["flows"] if f["app"] != "bulk"]
+    facts = TestbedBackend().ingest(plan, job, _staging(tmp_path, plan, job, behind=True), tmp_path / "w")
+    assert udp and not facts["valid"]
+    assert facts["invalid_reasons"] == [
+        f"flow {i}: sender late: its schedule was unfinished when the run ended (200 datagrams sent)"
+        for i in udp
+    ]
 
 
 @pytest.mark.parametrize("fault", ["drop", "incomplete"])

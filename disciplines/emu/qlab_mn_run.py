@@ -432,6 +432,27 @@ def fidelity(summary: dict, mtu_bytes: int = 1500) -> tuple[bool, list[str], dic
     return not reasons, reasons, facts
 
 
+def sender_fidelity(plan: dict, apps: dict[int, dict]) -> tuple[list[str], dict]:
+    """The UDP senders against their schedules: a sender that never got
+    through its schedule before the run ended (the host fell behind: its
+    datagrams are missing, not lost) or could not send some of them makes
+    the run unfaithful; (reasons, facts: the largest lateness)."""
+    reasons, late = [], 0
+    for f in sorted(plan["flows"], key=lambda f: f["flow_id"]):
+        if f["app"] not in UDP_APPS:
+            continue
+        snd = apps[f["flow_id"]].get("send") or {}
+        late = max(late, snd.get("late_max_ns", 0))
+        if not snd.get("schedule_done"):
+            reasons.append(
+                f"flow {f['flow_id']}: sender late: its schedule was unfinished when the run ended "
+                f"({snd.get('tx_packets', 0)} datagrams sent)"
+            )
+        if snd.get("send_errors"):
+            reasons.append(f"flow {f['flow_id']}: {snd['send_errors']} datagrams the host could not send")
+    return reasons, {"sender_late_max_s": late / 1e9}
+
+
 # ---------------------------------------------------------------------------
 # the run
 
@@ -640,21 +661,29 @@ def build_network(plan: dict, d: Dumbbell, tag: str):
     return net, hosts, mbox
 
 
-def done_at(plan: dict, f: dict, sink: Path, epoch_ns: int) -> int | None:
-    """Run time at which the flow is done (docs/jobs.md), once known."""
+def done_at(plan: dict, f: dict, apps_dir: Path, epoch_ns: int) -> int | None:
+    """Run time at which the flow is done (docs/jobs.md), once known. A UDP
+    flow's sender must have got through its schedule (a host that fell
+    behind sends late, and the in-flight datagrams get udp_drain_ns from
+    then, not from the plan's stop)."""
+    fid = f["flow_id"]
     if f["app"] in UDP_APPS:
+        sent = read_json(apps_dir / f"send-{fid}.json")
+        if not (sent and sent.get("schedule_done")):
+            return None
         periods = f["on_periods_ns"]
-        return (periods[-1][1] if periods else f["start_ns"]) + plan["udp_drain_ns"]
+        stop = periods[-1][1] if periods else f["start_ns"]
+        return max(stop, sent["done_ns"] - epoch_ns) + plan["udp_drain_ns"]
     if f["bytes"] == 0:
         return f["start_ns"]
-    got = read_json(sink)
+    got = read_json(apps_dir / f"sink-{fid}.json")
     if got and got.get("rx_bytes") == f["bytes"]:
         return got["last_rx_ns"] - epoch_ns
     # stopped mid-transfer (stop_ns; qlab_traffic.py aborts the sender then)
     return f.get("stop_ns")
 
 
-def wait_for_end(plan: dict, emu_proc: subprocess.Popen, sinks: dict[int, Path], epoch_ns: int) -> None:
+def wait_for_end(plan: dict, emu_proc: subprocess.Popen, apps_dir: Path, epoch_ns: int) -> None:
     """Until duration_ns (qlab-emu stops the model itself then) or, with
     stop_when_done, until every flow is done."""
     pending = {f["flow_id"]: f for f in plan["flows"]}
@@ -669,7 +698,7 @@ def wait_for_end(plan: dict, emu_proc: subprocess.Popen, sinks: dict[int, Path],
             return
         if plan["stop_when_done"]:
             for fid, f in list(pending.items()):
-                t = done_at(plan, f, sinks[fid], epoch_ns)
+                t = done_at(plan, f, apps_dir, epoch_ns)
                 if t is not None and t <= now:
                     del pending[fid]
             if not pending:
@@ -751,7 +780,7 @@ def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
             )
         )
 
-    wait_for_end(plan, emu_proc, sinks, epoch_ns)
+    wait_for_end(plan, emu_proc, apps_dir, epoch_ns)
     # The end: the emulator (its last sample) and the senders first, then
     # the sinks; every counter is final on SIGTERM.
     for p in (emu_proc, *senders):
@@ -780,6 +809,10 @@ def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
     (out / "flow_facts.csv").write_text(flow_facts(plan, apps, epoch_ns), encoding="utf-8")
     summary = json.loads((out / "emu-summary.json").read_text())
     valid, reasons, fid_facts = fidelity(summary, d.mtu_bytes)
+    late_reasons, late_facts = sender_fidelity(plan, apps)
+    reasons += late_reasons
+    valid = valid and not late_reasons
+    fid_facts.update(late_facts)
     net.stop()
     mn = subprocess.run(["mn", "--version"], capture_output=True, text=True, check=False)
     mn_version = (mn.stdout + mn.stderr).strip().splitlines()[-1:] or ["unknown"]

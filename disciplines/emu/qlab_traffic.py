@@ -296,7 +296,10 @@ def udp_send(spec: dict, epoch_ns: int, end_ns: int, out: str) -> None:
     sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["tos"])
     sock.bind(("0.0.0.0", f["src_port"]))
     dst = (spec["dst_address"], f["dst_port"])
-    state = {"tx_packets": 0, "send_errors": 0, "late_max_ns": 0, "final": False}
+    # schedule_done: every datagram of the schedule was attempted (the runner
+    # waits for it before it counts a UDP flow done, and marks a run whose
+    # sender never got there invalid: the host fell behind the plan)
+    state = {"tx_packets": 0, "send_errors": 0, "late_max_ns": 0, "schedule_done": False, "final": False}
     try:
         for seq, (t, ip_bytes) in enumerate(schedule):
             sleep_until(t)
@@ -308,6 +311,8 @@ def udp_send(spec: dict, epoch_ns: int, end_ns: int, out: str) -> None:
                 state["tx_packets"] += 1
             except OSError:
                 state["send_errors"] += 1  # not sent: not counted as transmitted
+        state["schedule_done"] = True
+        state["done_ns"] = time.time_ns()
         write_json(out, state)
         signal.pause()
     except Stop:

@@ -270,6 +270,8 @@ class TestbedBackend(Backend):
                 f"the discipline saw {arrivals} packets but the senders sent {tx} data packets: "
                 "traffic bypassed the router's qdisc"
             )
+        late_reasons, late_facts = mn.sender_fidelity(plan, apps)
+        reasons += late_reasons
         bound = clock.get("bound_ms")
         # preflight's probe brackets the host's clock reading between two of
         # the controller's: the offset is known to within half the bracket
@@ -300,6 +302,7 @@ class TestbedBackend(Backend):
                 "senders_data_pkts": tx,
                 "bottleneck_rate_bps": router["rate_bps"],
                 "reverse_delay_ns": router["delay_ns"],
+                **late_facts,
             },
         }
         (workdir / "runner.json").write_text(json.dumps(facts, sort_keys=True), encoding="utf-8")

@@ -18,9 +18,10 @@ One qlab_traffic.py process per flow (the senders' wait for their start
 times, so the sinks listen by then), then waits until
 the run's end: duration_ns after the epoch or, with stop_when_done, until
 each of its flows is done on this host (a TCP sink has every byte, a sender
-saw its connection closed, a UDP flow's last period plus udp_drain_ns is
-over); then SIGTERM to each, and DIR/host-facts.json with each flow's final
-counters (absolute CLOCK_REALTIME ns, this host's clock) and "complete": true.
+saw its connection closed, a UDP sender got through its schedule, a UDP
+sink's last period plus udp_drain_ns is over); then SIGTERM to each, and
+DIR/host-facts.json with each flow's final counters (absolute
+CLOCK_REALTIME ns, this host's clock) and "complete": true.
 A flow process that dies, or a host that cannot finish, writes
 "complete": false with the reason and exits 1: the controller collects no
 part of such a run.
@@ -67,6 +68,11 @@ def done(spec: dict, item: dict, out: str, now_ns: int) -> bool:
     """Whether this host's side of one flow is over (absolute times)."""
     f = item["flow"]
     if f["app"] in UDP_APPS:
+        if spec["role"] == "send":
+            # the sender writes its counters once through its schedule (a
+            # host behind the plan finishes late rather than losing the tail)
+            got = read_json(out)
+            return bool(got) and bool(got.get("schedule_done"))
         periods = f["on_periods_ns"]
         last = periods[-1][1] if periods else f["start_ns"]
         return now_ns >= spec["epoch_ns"] + last + spec["udp_drain_ns"]
