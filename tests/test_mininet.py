@@ -522,6 +522,15 @@ def test_only_timing_failures_are_put_down_to_the_machine():
     assert faithful(*helper.fidelity(_summary())[:2]) is True
 
 
+def test_the_analysis_frames_the_bottleneck_as_qlab_emu_does():
+    """The validation's closed forms and offered load count qlab-emu's
+    per-packet overhead for mininet runs (analysis/R/metric-waiting.R):
+    the same number the runner passes to the emulator."""
+    text = (REPO / "analysis" / "R" / "metric-waiting.R").read_text()
+    m = re.search(r"bottleneck_framing_bytes <- c\(link_framing_bytes, mininet = (\d+)\)", text)
+    assert m and int(m.group(1)) == helper.LINK_OVERHEAD_BYTES
+
+
 def _udp_plan() -> dict:
     flows = [
         {"flow_id": 0, "app": "bulk", "bytes": 1000, "start_ns": 0},

@@ -25,7 +25,14 @@ def test_every_repo_scenario_is_valid_and_expands():
     assert {s.id for s in concrete} >= {"ncq-conf/flows", "ncq-conf/thresh", "ncq-conf/size-reading"}
     for s in concrete:
         for profile in sc.PROFILES:
-            assert sc.expand(s, profile), f"{s.id} {profile} has no jobs"
+            # a profile that lists no backends runs nothing of the scenario, on purpose
+            if sc.resolve(s, profile)["backends"]:
+                assert sc.expand(s, profile), f"{s.id} {profile} has no jobs"
+            else:
+                assert sc.expand(s, profile) == [] and profile != "test", f"{s.id} {profile}"
+    # the emulation validation: the paper profile's only (real time), not quick's
+    emu = next(s for s in concrete if s.id == "validation/emu-md1")
+    assert sc.resolve(emu, "quick")["backends"] == [] and len(sc.expand(emu, "paper")) == 30
 
 
 def test_four_mistakes_give_four_precise_lines(paper_dir, capsys):

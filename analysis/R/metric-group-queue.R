@@ -35,7 +35,9 @@ scheduler_delay_s <- function(sojourn_s, len_bytes, rate_bps) {
 #' @param rate_bps The traced links' rate (a dumbbell's bottleneck): one
 #'   number, or a table of the runs (`by`, `capacity_bps`) when a sweep sets it
 #'   (add_bottleneck_capacity()).
-#' @return `by`, `queue`, `group`, `queue_loss_ratio`, `queue_delay_mean_s`, `offered`.
+#' @return `by`, `queue`, `group`, `queue_loss_ratio`, `queue_delay_mean_s`,
+#'   `queue_wait_mean_s` (the mean sojourn alone: the validation's wait where
+#'   the queue's own clock measures it, qlab-emu's), `offered`.
 summarise_group_queue <- function(packets, flows, by, rate_bps, warmup_s = 0) {
   require_columns(packets, c(by, "flow_id", "time_s", "queue", "event", "sojourn_s", "len_bytes"),
                   "group loss and delay")
@@ -59,6 +61,7 @@ summarise_group_queue <- function(packets, flows, by, rate_bps, warmup_s = 0) {
       } else {
         NA_real_
       },
+      queue_wait_mean_s = if (any(.data$event == "deq")) mean(.data$sojourn_s[.data$event == "deq"]) else NA_real_,
       .groups = "drop"
     ) |>
     dplyr::mutate(queue_loss_ratio = dplyr::if_else(.data$offered > 0, .data$dropped / .data$offered, NA_real_)) |>

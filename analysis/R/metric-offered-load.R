@@ -12,7 +12,7 @@
 #
 # bytes_goal is the payload of the datagrams a poisson flow sent
 # (docs/jobs.md), 28 the IPv4 + UDP headers, framing the backend's bytes
-# per packet on the wire (link_framing_bytes), C the bottleneck's rate.
+# per packet on the wire (bottleneck_framing_bytes), C the bottleneck's rate.
 
 #' Offered load on the wire of each run's Poisson streams.
 #'
@@ -29,15 +29,15 @@ summarise_offered_load <- function(flows, by, scenario) {
   paths <- unlist(purrr::map(scenario$sweep %||% list(), function(sw) c(sw$path, unlist(sw$also), names(sw$with))))
   if (!identical(topology$kind, "dumbbell") || any(grepl("^topology\\.", paths))) return(empty)
   capacity_bps <- as.numeric(topology$bottleneck_rate_bps)
-  streams <- dplyr::filter(flows, .data$app == "poisson", .data$backend %in% names(link_framing_bytes))
+  streams <- dplyr::filter(flows, .data$app == "poisson", .data$backend %in% names(bottleneck_framing_bytes))
   if (nrow(streams) == 0) return(empty)
   window_s <- streams$end_s - streams$start_s
   if (any(is.na(window_s) | window_s <= 0)) {
     stop("offered load: every poisson flow must have an on-period (end_s after start_s)")
   }
   streams |>
-    dplyr::mutate(bits = 8 * (.data$bytes_goal + (udp_header_bytes + unname(link_framing_bytes[.data$backend])) *
-                                .data$tx_packets),
+    dplyr::mutate(framing = unname(bottleneck_framing_bytes[.data$backend]),
+                  bits = 8 * (.data$bytes_goal + (udp_header_bytes + .data$framing) * .data$tx_packets),
                   load = .data$bits / (capacity_bps * (.data$end_s - .data$start_s))) |>
     dplyr::group_by(dplyr::across(dplyr::all_of(by))) |>
     dplyr::summarise(offered_load = sum(.data$load), .groups = "drop")

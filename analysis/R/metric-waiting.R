@@ -9,6 +9,14 @@
 #' framing (Ethernet, a NIC's) is not a constant qlab knows.
 link_framing_bytes <- c(ns3 = 2, ns2 = 0)
 
+#' Bytes a backend adds to each IP packet at a dumbbell's bottleneck, which
+#' its service time counts: the links' framing where every link has it
+#' (`link_framing_bytes`), and in Mininet qlab-emu's link model, which adds
+#' the same 2 bytes as ns-3's PPP header (`LINK_OVERHEAD_BYTES` of
+#' disciplines/emu/qlab_mn_run.py, which tests/test_mininet.py checks
+#' against this) while its veths add a framing qlab does not model.
+bottleneck_framing_bytes <- c(link_framing_bytes, mininet = 2)
+
 #' The time a datagram of `ip_bytes` spends on the wire across a dumbbell
 #' when it never waits: its transmission on the sender's access link, the
 #' bottleneck and the receiver's access link, and their propagation delays.

@@ -142,6 +142,10 @@ metric_registry <- tibble::tribble(
   "queue_delay_mean_s", "group queue", "s", "summarise_group_queue",
   paste("mean sojourn plus transmission at a traced queue of a traffic group's packets that left it, after the",
         "warm-up (cqaqm §IV's delay per class, propagation excluded; packets table, a dumbbell)"),
+  "queue_wait_mean_s", "group queue", "s", "summarise_group_queue",
+  paste("mean sojourn at a traced queue of a traffic group's packets that left it, after the warm-up: their wait",
+        "before transmission where the queue's clock ends at the transmitter (qlab-emu's virtual time; the emulation",
+        "validation's W; packets table, a dumbbell)"),
   "useful_bps", "band", "bit/s", "summarise_useful_throughput",
   paste("IP bits per second of a band's packets that left the queue within a deadline (rbaqm Fig. 9: 50 ms), per bin",
         "of sessions started")

@@ -14,7 +14,7 @@
 #'
 #' @param scenario A resolved validation scenario (scenario.json).
 #' @param u The sweep value of `workload.poisson_load`.
-#' @param framing_bytes `link_framing_bytes` of the backend.
+#' @param framing_bytes `bottleneck_framing_bytes` of the backend.
 #' @return tibble group, pkt_bytes (a group's mean with exponential sizes),
 #'   lambda_per_s, exponential (its sizes are), framing_bytes, service_s
 #'   (mean), second_moment_s2, ordered by pkt_bytes (smaller first).
@@ -74,8 +74,8 @@ validation_theory_wait_s <- function(model, scenario, series, group, u, backend)
   if (!model %in% names(models)) {
     stop(sprintf("validation: model `%s` must be one of %s", model, paste(names(models), collapse = ", ")))
   }
-  framing <- link_framing_bytes[backend]
-  if (is.na(framing)) stop(sprintf("validation: no link framing is known for backend `%s`", backend))
+  framing <- bottleneck_framing_bytes[backend]
+  if (is.na(framing)) stop(sprintf("validation: no bottleneck framing is known for backend `%s`", backend))
   spec <- scenario$series[[series]] %||% stop(sprintf("validation: no series `%s` in the scenario", series))
   vapply(u, function(x) {
     classes <- validation_poisson_classes(scenario, x, unname(framing))
@@ -91,8 +91,8 @@ validation_theory_wait_s <- function(model, scenario, series, group, u, backend)
 #' mean service times on the wire, the known expectation of the claims'
 #' control variate (claims.R, evaluate_theory).
 validation_offered_load <- function(scenario, u, backend) {
-  framing <- link_framing_bytes[backend]
-  if (is.na(framing)) stop(sprintf("validation: no link framing is known for backend `%s`", backend))
+  framing <- bottleneck_framing_bytes[backend]
+  if (is.na(framing)) stop(sprintf("validation: no bottleneck framing is known for backend `%s`", backend))
   classes <- validation_poisson_classes(scenario, u, unname(framing))
   sum(classes$lambda_per_s * classes$service_s)
 }

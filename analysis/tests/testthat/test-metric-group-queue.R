@@ -27,6 +27,8 @@ test_that("loss and delay per traffic group at the traced queue, after the warm-
   expect_equal(out$offered, c(1L, 4L))
   expect_equal(out$queue_loss_ratio, c(0, 0.5))
   expect_equal(out$queue_delay_mean_s, c(0.01, 0.02) + 4000 / 1.5e6)
+  # the wait alone: the mean sojourn of what left the queue, no transmission
+  expect_equal(out$queue_wait_mean_s, c(0.01, 0.02))
   # a second traced queue is kept apart
   two <- summarise_group_queue(dplyr::bind_rows(packets, dplyr::mutate(packets, queue = "other:R")), flows, by,
                                1.5e6, warmup_s = 1)

@@ -26,7 +26,10 @@ test_that("offered load: only poisson flows, on a dumbbell of one rate, on a bac
   expect_equal(nrow(summarise_offered_load(flows, "seed", offered_scenario("parking_lot"))), 0)
   swept <- offered_scenario(sweep = list(c = list(path = "topology.bottleneck_rate_bps", values = list(1e6, 2e6))))
   expect_equal(nrow(summarise_offered_load(flows, "seed", swept)), 0)
-  expect_equal(nrow(summarise_offered_load(dplyr::mutate(flows, backend = "mininet"), "seed", offered_scenario())), 0)
+  expect_equal(nrow(summarise_offered_load(dplyr::mutate(flows, backend = "testbed"), "seed", offered_scenario())), 0)
+  # qlab-emu's bottleneck model frames as ns-3 does (2 bytes)
+  emu <- summarise_offered_load(dplyr::mutate(flows, backend = "mininet"), "seed", offered_scenario())
+  expect_equal(emu$offered_load, 8 * 1252 / 2e6)
   expect_error(summarise_offered_load(dplyr::mutate(flows, end_s = 0), "seed", offered_scenario()),
                "end_s after start_s")
 })

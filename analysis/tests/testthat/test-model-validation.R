@@ -42,7 +42,11 @@ test_that("no framing: the paper's Fig. 1 classes at u = 0.5 by hand", {
 test_that("bad names are errors naming what is wrong", {
   s <- validation_scenario()
   expect_error(validation_theory_wait_s("mm1", s, "fifo", "congestive", 0.5, "ns3"), "model `mm1` must be one of")
-  expect_error(validation_theory_wait_s("mg1_fifo", s, "fifo", "congestive", 0.5, "mininet"), "no link framing")
+  expect_error(validation_theory_wait_s("mg1_fifo", s, "fifo", "congestive", 0.5, "testbed"),
+               "no bottleneck framing is known for backend `testbed`")
+  # qlab-emu's link model in Mininet frames as ns-3 does: the same closed form
+  expect_equal(validation_theory_wait_s("mg1_fifo", s, "fifo", "congestive", 0.5, "mininet"),
+               validation_theory_wait_s("mg1_fifo", s, "fifo", "congestive", 0.5, "ns3"))
   expect_error(validation_theory_wait_s("mg1_fifo", s, "red", "congestive", 0.5, "ns3"), "no series `red`")
   expect_error(validation_theory_wait_s("mg1_priority", s, "fifo", "congestive", 0.5, "ns3"), "needs an ncq series")
 })
