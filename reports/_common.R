@@ -343,6 +343,8 @@ item_absence <- function(ctx, item) {
     return(if (outcome$status == "absent") outcome$message else NULL)
   }
   if (nrow(ctx$figures[[item_file(item)]]) == 0) {
+    not_run <- scenario_not_run_reason(qlab_results, item$scenario)
+    if (!is.null(not_run)) return(sprintf("Not drawn: %s.", not_run))
     return(sprintf("Not drawn: no results for %s in %s.", item$scenario, qlab_results))
   }
   NULL

@@ -1040,3 +1040,71 @@ def test_snakemake_ansible_mininet_end_to_end(emu, tmp_path):
         not_drawn = len(re.findall(r"Not drawn: no valid mininet run|One-sided: ns3 only", text))
         assert images + not_drawn >= 4 and images >= 2, (images, not_drawn)
         assert any(words in text for words in TIMING_REASONS)
+
+
+@needs_mininet
+@pytest.mark.skipif(not SNAKEMAKE.exists(), reason="no snakemake in the venv")
+def test_the_emulation_validation_end_to_end(emu, tmp_path):
+    """validation/emu-md1 (test profile: u = 0.5, 3 seeds of 1,500 packets)
+    through the workflow in Mininet to its claim: qlab-emu's sojourns are
+    FIFO's waits for the arrivals it recorded, exactly (Lindley's recursion
+    replayed on its packet trace: its queue and link model have no error of
+    their own), and the M/D/1 claim gets a verdict on the mininet backend."""
+    scen_dir = tmp_path / "scenarios" / "validation"
+    scen_dir.mkdir(parents=True)
+    for name in ("defaults.yaml", "emu-md1.yaml"):
+        shutil.copy(REPO / "scenarios" / "validation" / name, scen_dir / name)
+    results = tmp_path / "results"
+    claims_csv = results / "analysis" / "validation" / "claims.csv"
+    cmd = [
+        str(SNAKEMAKE),
+        "--workflow-profile",
+        "workflows/profiles/local",
+        "--cores",
+        "2",
+        "--quiet",
+        "rules",
+        "host",
+        "--config",
+        "profile=test",
+        f"results={results}",
+        f"scenarios={json.dumps([str(scen_dir / 'emu-md1.yaml')])}",
+        'backends=["mininet"]',
+        "--",
+        str(claims_csv),
+    ]
+    proc = subprocess.run(
+        cmd, cwd=REPO, capture_output=True, text=True, timeout=600, env=dict(os.environ, TZ="UTC")
+    )
+    if proc.returncode != 0:
+        logs = "\n".join(p.read_text(errors="replace")[-2000:] for p in (results / "logs").rglob("*.log"))
+        pytest.fail(f"snakemake failed:\n{proc.stderr[-3000:]}\n{logs}")
+    spec = importlib.util.spec_from_file_location("emu_arrivals", REPO / "benchmarks" / "emu-arrivals.py")
+    arrivals = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(arrivals)
+    valid = 0
+    for seed in (1, 2, 3):
+        run = results / "validation" / "emu-md1" / "mininet" / "fifo_u-0.5" / f"seed-{seed}"
+        plan = json.loads(
+            (
+                results / "jobs" / "validation" / "emu-md1" / "mininet" / "fifo_u-0.5" / f"seed-{seed}.json"
+            ).read_text()
+        )
+        facts = arrivals.one_run(run, plan)
+        # every datagram sent reached the emulator (about 1,500: the window holds that many on average)
+        with gzip.open(run / "flows.csv.gz", "rt") as f:
+            assert (
+                facts["packets"] == int(next(csv.DictReader(f))["tx_packets"])
+                and 1200 < facts["packets"] < 1800
+            )
+        assert facts["replayed"] == pytest.approx(facts["emulator"], rel=1e-9, abs=1e-12)
+        # the hosts' timing moves the wait a little, not by a tenth
+        assert facts["emulator"] == pytest.approx(facts["scheduled"], rel=0.1)
+        run_facts = json.loads((run / "run.json").read_text())
+        valid += faithful(run_facts["valid"], run_facts["invalid_reasons"])
+    with claims_csv.open() as f:
+        rows = [r for r in csv.DictReader(f) if r["claim_id"] == "emu-md1-pollaczek-khinchine"]
+    assert [r["backend"] for r in rows] == ["mininet"], rows
+    # a run the machine's load made unfaithful is left out, and the control variate needs three seeds
+    want = {"reproduced", "partly", "inconclusive", "not reproduced"} if valid == 3 else {"not comparable"}
+    assert rows[0]["verdict"] in want, rows

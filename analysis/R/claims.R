@@ -349,7 +349,9 @@ evaluate_claim <- function(claim, metrics_by_scenario,
   }
   data <- metrics_by_scenario[[claim$scenario]]
   if (is.null(data)) {
-    return(claim_outcome("not comparable", "—", sprintf("No results for scenario %s.", claim$scenario)))
+    return(claim_outcome("not comparable", "—", sprintf(paste(
+      "No results for scenario %s: this reproduction ran none of its jobs (its profile or the backends run",
+      "leave it out)."), claim$scenario)))
   }
   selector <- claim_selector(claim)
   sweep_vars <- data$sweep_vars

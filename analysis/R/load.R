@@ -206,6 +206,20 @@ read_scenario_json <- function(path) {
 
 #' Read results/provenance.json (`file = "software.json"`: what a
 #' reproduction runs with, written before its runs; qlab/provenance.py).
+#' Why a scenario has no results, when the reproduction's software.json
+#' (qlab provenance --software-only, written before any run) says its
+#' profile lists no backend for it; NULL otherwise (not run for another
+#' reason, or no software.json).
+scenario_not_run_reason <- function(results_dir, scenario) {
+  path <- file.path(results_dir, "software.json")
+  if (!file.exists(path)) return(NULL)
+  software <- jsonlite::read_json(path, simplifyVector = FALSE)
+  entry <- purrr::detect(software$scenarios, function(s) identical(s$id, scenario))
+  if (is.null(entry) || length(entry$backends) > 0) return(NULL)
+  sprintf("the %s profile runs nothing of %s (it lists no backend there; the scenario file says which profile does)",
+          software$profile, scenario)
+}
+
 read_provenance <- function(results_dir, file = "provenance.json") {
   path <- file.path(results_dir, file)
   if (!file.exists(path)) {

@@ -64,3 +64,15 @@ test_that("queue and packet tables name the traced queue, as text", {
   expect_error(read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3"),
                "missing required column\\(s\\) `queue`")
 })
+
+test_that("a scenario its profile runs nothing of is said so, from software.json", {
+  dir <- withr::local_tempdir()
+  expect_null(scenario_not_run_reason(dir, "validation/emu-md1"))  # no software.json
+  jsonlite::write_json(list(profile = "quick", scenarios = list(
+    list(id = "validation/md1", backends = list("ns3")),
+    list(id = "validation/emu-md1", backends = list()))), file.path(dir, "software.json"), auto_unbox = TRUE)
+  expect_match(scenario_not_run_reason(dir, "validation/emu-md1"),
+               "^the quick profile runs nothing of validation/emu-md1 \\(it lists no backend there")
+  expect_null(scenario_not_run_reason(dir, "validation/md1"))
+  expect_null(scenario_not_run_reason(dir, "validation/unknown"))
+})
