@@ -71,7 +71,8 @@ def test_validation_page_shows_the_figure_and_every_verdict(run):
     text = " ".join(page.text)
     assert "M/G/1" in text
     assert "Not drawn: no results for validation/emu-md1" in text
-    assert text.count("Not drawn") == 1 and "No results for scenario validation/emu-md1: this reproduction" in text
+    assert text.count("Not drawn") == 1
+    assert "No results for scenario validation/emu-md1: this reproduction" in text
     items = yaml.safe_load((REPO / "analysis/papers/validation.yaml").read_text())["items"]
     assert len(page.imgs) == len(items) - 1
     claims = [t for t in page.tables if t and any(c.lower() == "verdict" for c in t[0])]
@@ -81,4 +82,5 @@ def test_validation_page_shows_the_figure_and_every_verdict(run):
     col = [c.lower() for c in claims[0][0]].index("verdict")
     emu = [row for row in rows if "qlab-emu" in " ".join(row)]
     assert len(emu) == 1 and emu[0][col] == "not comparable", emu
-    assert {row[col] for row in rows if row not in emu} <= {"reproduced", "partly", "inconclusive", "not reproduced"}
+    verdicts = {"reproduced", "partly", "inconclusive", "not reproduced"}
+    assert {row[col] for row in rows if row not in emu} <= verdicts
