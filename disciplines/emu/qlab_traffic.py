@@ -119,6 +119,19 @@ def write_json(path: str, obj: dict) -> None:
     os.replace(tmp, path)
 
 
+def tight_timers() -> None:
+    """Wake from sleep as the kernel's timer fires, not up to 50 us later:
+    a process's default timer slack (/proc/self/timerslack_ns) lets the
+    kernel batch wakeups, which jitters a UDP sender's departures by up to
+    that much (the emulation validation measured what its senders' timing
+    adds to a Poisson stream's wait: docs/benchmarks.md). Costs no CPU."""
+    try:
+        with open("/proc/self/timerslack_ns", "w", encoding="ascii") as f:
+            f.write("1")
+    except OSError:
+        pass  # an older kernel: the default slack
+
+
 def sleep_until(t_ns: int) -> None:
     while True:
         left = t_ns - time.time_ns()
@@ -300,6 +313,7 @@ def udp_send(spec: dict, epoch_ns: int, end_ns: int, out: str) -> None:
     # waits for it before it counts a UDP flow done, and marks a run whose
     # sender never got there invalid: the host fell behind the plan)
     state = {"tx_packets": 0, "send_errors": 0, "late_max_ns": 0, "schedule_done": False, "final": False}
+    tight_timers()
     try:
         for seq, (t, ip_bytes) in enumerate(schedule):
             sleep_until(t)
