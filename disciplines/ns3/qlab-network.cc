@@ -35,6 +35,14 @@ const char* const kDisciplineDeviceQueue = "1p";
 /// RTO backoff is capped at 60 s by ns-3.
 constexpr uint32_t kSynRetries = 24;
 constexpr uint32_t kDataRetries = 1000000000;
+/**
+ * ns-3 random streams of the run's seed (RngSeedManager run = the plan's
+ * seed), assigned by position so a plan always gets the same ones: the queue
+ * disc at end e (0: the link's a, 1: b) of plan link l that draws (ns-3's
+ * own PIE) stream kQueueStreamBase + 2l + e.  (The wireless part's AODV
+ * and MAC: 1000 on, 2000 on, qlab-wireless.cc.)
+ */
+constexpr int64_t kQueueStreamBase = 1000000;
 
 /**
  * A device's receive callback: an IPv4 packet goes to Ipv4L3Protocol::Receive
@@ -280,7 +288,7 @@ Network::BuildLinks()
 }
 
 Ptr<QueueDisc>
-Network::CreateQueueDisc(const QueueSpec& q) const
+Network::CreateQueueDisc(const QueueSpec& q, int64_t stream) const
 {
     switch (q.kind)
     {
@@ -289,12 +297,24 @@ Network::CreateQueueDisc(const QueueSpec& q) const
         f.Set("MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, kLosslessPkts)));
         return f.Create<QueueDisc>();
     }
-    case QueueSpec::Kind::NS3_FIFO: {
-        ObjectFactory f("ns3::FifoQueueDisc");
-        f.Set("MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, q.limitPkts)));
-        Ptr<QueueDisc> fifo = f.Create<QueueDisc>();
-        fifo->Initialize();
-        return fifo;
+    case QueueSpec::Kind::NS3: {
+        // ns-3's own queue disc, every attribute from the plan (or qlab's fixed settings)
+        ObjectFactory f(q.typeId);
+        for (const auto& [attribute, text] : q.attributes)
+        {
+            f.Set(attribute, StringValue(text));
+        }
+        Ptr<QueueDisc> disc = f.Create<QueueDisc>();
+        if (q.quantumBytes)
+        {
+            DynamicCast<FqCoDelQueueDisc>(disc)->SetQuantum(q.quantumBytes);
+        }
+        if (Ptr<PieQueueDisc> pie = DynamicCast<PieQueueDisc>(disc))
+        {
+            pie->AssignStreams(stream); // its random early drops
+        }
+        disc->Initialize();
+        return disc;
     }
     case QueueSpec::Kind::CORE: {
         // The typed queue disc, every parameter through its attribute.
@@ -334,10 +354,12 @@ Network::InstallQueues()
         const std::pair<const QueueSpec*, Ptr<NetDevice>> ends[2] = {
             {&link.queueA, m_devices[i].first},
             {&link.queueB, m_devices[i].second}};
-        for (const auto& [queue, device] : ends)
+        for (int64_t e = 0; e < 2; e++)
         {
+            const auto& [queue, device] = ends[e];
+            const int64_t stream = kQueueStreamBase + 2 * static_cast<int64_t>(i) + e;
             device->GetNode()->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
-                device, CreateQueueDisc(*queue));
+                device, CreateQueueDisc(*queue, stream));
         }
     }
     for (const TracedQueueSpec& t : m_plan.traced)
@@ -348,7 +370,7 @@ Network::InstallQueues()
         TracedQueue traced{t.name, DynamicCast<QlabQueueDisc>(q), nullptr};
         if (!traced.disc)
         {
-            traced.fifo = q;
+            traced.native = q;
         }
         m_traced.push_back(traced);
     }

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from qlab import paths
+from qlab import native, paths
 from qlab.backends.base import Backend, BackendError, refuse_wireless
 
 PLAYBOOK = paths.ROOT / "playbooks" / "run-job.yml"
@@ -177,8 +177,11 @@ class MininetBackend(Backend):
         side = shaped[0]
         for j, lk in enumerate(plan["links"]):
             for n, q in lk["queues"].items():
-                if q["kind"] == "ns3-fifo":
-                    out.append(f"links[{j}].queues.{n}.kind: ns3-fifo exists only in the ns3 backend")
+                if native.is_native(q["kind"]):
+                    out.append(
+                        f"links[{j}].queues.{n}.kind: {q['kind']} is ns-3's own queue disc: only the ns3 "
+                        "backend has it, not the mininet backend (qlab-emu runs the core's disciplines)"
+                    )
                 elif q["kind"] != "lossless" and lk is not bottleneck:
                     out.append(
                         f"links[{j}].queues.{n}: the mininet backend runs a discipline on the bottleneck only"
