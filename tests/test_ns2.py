@@ -181,6 +181,11 @@ def _three_segment_acks(doc: dict) -> dict:
     return doc
 
 
+def _bbr(doc: dict) -> dict:
+    doc["tcp"]["variant"] = "Bbr"
+    return doc
+
+
 def _window_scaling(doc: dict) -> dict:
     doc["tcp"]["window_scaling"] = True
     return doc
@@ -195,6 +200,7 @@ def _window_scaling(doc: dict) -> dict:
         (_tcp_traces, "trace.tcp", "only in the ns3 backend"),
         (_three_segment_acks, "tcp.delayed_ack_count", "every second one"),
         (_window_scaling, "tcp.window_scaling", "no window scaling"),
+        (_bbr, "tcp.variant", "Bbr is not in the ns2 backend: its one-way TCP agents"),
     ],
 )
 def test_plans_the_backend_cannot_build_are_refused_before_anything_runs(tmp_path, make, field, words):

@@ -150,7 +150,10 @@ def check(plan: dict[str, Any]) -> list[str]:
         )
     tcp = plan["tcp"]
     if tcp.get("variant", "NewReno") != "NewReno":
-        out.append(f"tcp.variant: ns-2's one-way TCP here is NewReno (or Sack1), not {tcp['variant']}")
+        out.append(
+            f"tcp.variant: {tcp['variant']} is not in the ns2 backend: its one-way TCP agents "
+            "(Agent/TCP/Newreno, or Agent/TCP/Sack1 with tcp.sack) are NewReno only"
+        )
     if tcp["delayed_ack_count"] not in (1, 2):
         out.append(
             f"tcp.delayed_ack_count: ns-2's sinks ACK every segment (1) or every second one "

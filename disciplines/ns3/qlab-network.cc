@@ -39,10 +39,13 @@ constexpr uint32_t kDataRetries = 1000000000;
  * ns-3 random streams of the run's seed (RngSeedManager run = the plan's
  * seed), assigned by position so a plan always gets the same ones: the queue
  * disc at end e (0: the link's a, 1: b) of plan link l that draws (ns-3's
- * own PIE) stream kQueueStreamBase + 2l + e.  (The wireless part's AODV
- * and MAC: 1000 on, 2000 on, qlab-wireless.cc.)
+ * own PIE) stream kQueueStreamBase + 2l + e; the congestion control that
+ * draws (ns-3's BBR) of plan flow i stream kTcpStreamBase + 2i at its sender
+ * and + 2i + 1 at its sink.  (The wireless part's AODV and MAC: 1000 on,
+ * 2000 on, qlab-wireless.cc.)
  */
 constexpr int64_t kQueueStreamBase = 1000000;
+constexpr int64_t kTcpStreamBase = 2000000;
 
 /**
  * A device's receive callback: an IPv4 packet goes to Ipv4L3Protocol::Receive
@@ -84,8 +87,11 @@ void
 Network::ConfigureTcp() const
 {
     const TcpSpec& tcp = m_plan.tcp;
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
-    // ns-2's NewReno recovery (RFC 6582) rather than ns-3's default PRR.
+    // The plan's variant: TcpNewReno, TcpCubic or TcpBbr (BBR paces its own
+    // sender: it turns pacing on and sets the pacing rate itself).
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(TypeId::LookupByName(tcp.congestionTypeId)));
+    // ns-2's NewReno recovery (RFC 6582) rather than ns-3's default PRR, for every variant.
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(tcp.sack));
@@ -524,10 +530,12 @@ Network::InstallApplications()
         }
         Ptr<QlabBulkSink> sink = CreateObject<QlabBulkSink>();
         sink->Setup(listen, f.segBytes, f.bytes, MakeCallback(&Network::FlowDone, this, i));
+        sink->AssignStreams(kTcpStreamBase + 2 * static_cast<int64_t>(i) + 1);
         dst->AddApplication(sink);
         sink->SetStartTime(NanoSeconds(f.startNs));
         Ptr<QlabBulkSender> sender = CreateObject<QlabBulkSender>();
         sender->Setup(sinkAddress, f.srcPort, f.segBytes, f.bytes, f.tos);
+        sender->AssignStreams(kTcpStreamBase + 2 * static_cast<int64_t>(i));
         src->AddApplication(sender);
         sender->SetStartTime(NanoSeconds(f.startNs));
         m_flows[i].sink = sink;

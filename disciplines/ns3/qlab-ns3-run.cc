@@ -52,9 +52,10 @@
  *     Ipv4L3Protocol::Receive (Network::DeliverWithoutScans), not through
  *     the node's and the traffic-control layer's lists of protocol handlers
  *     (two per device each, scanned per packet).  IPv6 is not installed.
- *   - TCP from plan.tcp, set explicitly (Network::ConfigureTcp): NewReno
- *     with RFC 6582 classic recovery (ns-2's NewReno, not ns-3's default
- *     PRR), SACK, timestamps, window scaling, initial cwnd, delayed-ACK
+ *   - TCP from plan.tcp, set explicitly (Network::ConfigureTcp): the
+ *     variant's congestion control (TcpNewReno, TcpCubic or TcpBbr, which
+ *     paces its sender) with RFC 6582 classic recovery (ns-2's NewReno, not
+ *     ns-3's default PRR), SACK, timestamps, window scaling, initial cwnd, delayed-ACK
  *     count, min RTO, buffer sizes, SYN retransmission timeout
  *     (ConnTimeout); the segment size is per flow, on both the sender's and
  *     the sink's socket.  ECN is off.  Senders never give up (SYN and data
@@ -82,9 +83,9 @@
  *     every UDP flow's last on-period ended udp_drain_ns ago.
  *   - Randomness: ns-3's RngSeedManager gets seed 1, run = plan seed; what
  *     draws from it has a stream fixed by its place in the plan (ns-3's PIE
- *     at a link end: qlab-network.cc), so a plan and its seed give the same
- *     run; each core discipline's generator its queue's seed.  The workload
- *     itself is in the plan.
+ *     at a link end, BBR at a flow's ends: qlab-network.cc), so a plan and
+ *     its seed give the same run; each core discipline's generator its
+ *     queue's seed.  The workload itself is in the plan.
  *
  * Output: integer nanoseconds, no locale; rows sorted as docs/traces.md
  * says.  Queue samples of every trace.queues queue (band rows) are taken at

@@ -320,6 +320,13 @@ Ns3Kinds()
     return kinds;
 }
 
+/// The plan's tcp.variant and the ns-3 congestion control it runs (docs/jobs.md, "TCP").
+const std::vector<std::pair<const char*, const char*>> kTcpVariants = {
+    {"NewReno", "ns3::TcpNewReno"},
+    {"Cubic", "ns3::TcpCubic"},
+    {"Bbr", "ns3::TcpBbr"},
+};
+
 std::string
 KnownDisciplines()
 {
@@ -769,10 +776,19 @@ ParseTcp(const json& doc, Plan& plan)
     const json& tcp = Field(doc, "", "tcp");
     const std::string p = "tcp";
     plan.tcp.variant = String(tcp, p, "variant");
-    if (plan.tcp.variant != "NewReno")
+    std::string known;
+    for (const auto& [variant, typeId] : kTcpVariants)
     {
-        throw PlanError("tcp.variant: the ns-3 runner knows \"NewReno\", got \"" +
-                        plan.tcp.variant + "\"");
+        known += std::string(known.empty() ? "" : ", ") + variant;
+        if (plan.tcp.variant == variant)
+        {
+            plan.tcp.congestionTypeId = typeId;
+        }
+    }
+    if (plan.tcp.congestionTypeId.empty())
+    {
+        throw PlanError("tcp.variant: expected one of " + known + ", got \"" + plan.tcp.variant +
+                        "\"");
     }
     plan.tcp.sack = Bool(tcp, p, "sack");
     plan.tcp.timestamps = Bool(tcp, p, "timestamps");

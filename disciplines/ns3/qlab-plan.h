@@ -154,7 +154,8 @@ struct FlowSpec
 
 struct TcpSpec
 {
-    std::string variant;
+    std::string variant;           //!< NewReno, Cubic, Bbr
+    std::string congestionTypeId;  //!< its ns-3 TcpCongestionOps, e.g. "ns3::TcpNewReno"
     bool sack = false;
     bool timestamps = false;
     bool windowScaling = false;

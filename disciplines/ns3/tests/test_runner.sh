@@ -657,6 +657,8 @@ bad_plan "ns3-pie: a boolean as a number" "$p" "$bn = $pie; ${bn}['params']['der
 	"links\[4\].queues.L.params.derandomization: expected true or false, got 0"
 bad_plan "ns3-pie: a seed (its draws are an ns-3 stream)" "$p" "$bn = dict($pie, seed=3)" \
 	"links\[4\].queues.L.seed: not a field of this queue kind"
+bad_plan "tcp.variant unknown" "$p" "j['tcp']['variant'] = 'Vegas'" \
+	"tcp.variant: expected one of NewReno, Cubic, Bbr, got \"Vegas\""
 bad_plan "a class the discipline has no band for" "$tmp/prio.json" "j['flows'][1]['tos'] = 7 << 5" \
 	"flows\[1\].tos: the prio queue at L on link bottleneck refuses cls 7"
 bad_plan "handshake not a boolean" "$p" "j['tcp']['handshake'] = 'no'" "tcp.handshake: expected true or false"
