@@ -22,9 +22,9 @@ from typing import Any
 from qlab import paths
 
 REGISTRY = paths.ROOT / "disciplines" / "core" / "registry.json"
-# Backend-specific queue kinds a plan may hold besides the core's.
+# The queue kind a plan may hold besides the core's disciplines and ns-3's
+# own queue discs (qlab.native).
 LOSSLESS = "lossless"
-NS3_FIFO = "ns3-fifo"
 
 
 class ParamError(Exception):

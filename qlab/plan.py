@@ -23,7 +23,7 @@ from typing import Any
 
 import fastjsonschema
 
-from qlab import core, paths, topology
+from qlab import core, native, paths, topology
 from qlab.topology import ns
 
 SCHEMA_ID = "qlab-plan/1"
@@ -546,8 +546,10 @@ def _pairs(
 
 
 def series_queue(disc: dict[str, Any]) -> dict[str, Any]:
-    """A series' discipline as a plan queue: typed parameters, every default filled in."""
-    return {"kind": disc["kind"], "params": core.typed_params(disc["kind"], disc.get("params") or {})}
+    """A series' discipline as a plan queue: typed parameters, every default
+    filled in (a core discipline's), or every one given (ns-3's own, ns3-*)."""
+    typed = native.typed_params if native.is_native(disc["kind"]) else core.typed_params
+    return {"kind": disc["kind"], "params": typed(disc["kind"], disc.get("params") or {})}
 
 
 def build_workload(doc: dict[str, Any], seed: int, where: str) -> dict[str, Any]:
@@ -726,11 +728,24 @@ def tcp_traced(spec: bool | list[int], flows: list[dict[str, Any]]) -> list[int]
 @functools.cache
 def schema() -> dict[str, Any]:
     """docs/job.schema.json composed with the core's parameter tables: each
-    discipline's params as $defs/disc_<name> (every parameter required)."""
+    discipline's params as $defs/disc_<name> (every parameter required); and
+    a rule per ns-3 queue disc of the file's own ($defs/queue_ns3-*), whose
+    kinds the rule for the core's disciplines leaves out."""
     doc = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     defs = doc["$defs"]
     defs["disc_kind"] = {**defs["disc_kind"], "enum": core.names()}
     rules = defs["queue"]["allOf"]
+    for rule in rules:
+        excluded = rule["if"]["properties"]["kind"].get("not", {}).get("enum")
+        if excluded is not None:
+            excluded += native.kinds()
+    for kind in native.kinds():
+        rules.append(
+            {
+                "if": {"properties": {"kind": {"const": kind}}},
+                "then": {"$ref": f"#/$defs/queue_{kind}"},
+            }
+        )
     for name, disc in core.disciplines().items():
         defs[f"disc_{name}"] = {
             "type": "object",

@@ -314,13 +314,14 @@ _SCHEMA: dict[str, Any] | None = None
 
 def schema() -> dict[str, Any]:
     """scenarios/schema.json with the names it takes from the registries: the
-    core's disciplines (disciplines/core/registry.json) and qlab's backends."""
+    core's disciplines (disciplines/core/registry.json), ns-3's own queue discs
+    (docs/job.schema.json, qlab.native) and qlab's backends."""
     global _SCHEMA
     if _SCHEMA is None:
-        from qlab import backends, core
+        from qlab import backends, core, native
 
         doc = json.loads(paths.SCHEMA.read_text(encoding="utf-8"))
-        doc["$defs"]["discipline"]["properties"]["kind"]["enum"] = core.names()
+        doc["$defs"]["discipline"]["properties"]["kind"]["enum"] = core.names() + native.kinds()
         doc["properties"]["backends"]["items"]["enum"] = backends.names()
         _SCHEMA = doc
     return _SCHEMA

@@ -42,6 +42,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from qlab import native
+
 SERIES = "series"  # placeholder queue: the series' discipline goes here
 LOSSLESS = {"kind": "lossless"}
 MAX_ROUTERS = 254
@@ -313,7 +315,9 @@ def with_queues(
                             f"the others run (router {node} does not deploy it)"
                         )
                     q = dict(undeployed)
-            if q["kind"] not in ("lossless", "ns3-fifo") and "seed" not in q:
+            # the core's generator's seed; ns-3's own queue discs (ns3-*) draw
+            # from ns-3 streams of the run's seed, which the runner assigns
+            if q["kind"] != "lossless" and not native.is_native(q["kind"]) and "seed" not in q:
                 q = {**q, "seed": queue_seed(seed, n)}
                 n += 1
             queues[node] = q

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from qlab import cli, core, progress
+from qlab import cli, core, native, progress
 from qlab import scenario as sc
 
 from .conftest import REPO
@@ -45,6 +45,37 @@ def test_every_registered_discipline_runs_in_every_workload():
         # every discipline at the same seeds (paired by seed)
         seeds = {(j.series, j.seed) for j in jobs}
         assert seeds == {(s, n) for s in {j.series for j in jobs} for n in {j.seed for j in jobs}}
+
+
+def test_the_native_baselines_run_in_every_workload_with_the_same_buffer():
+    """CoDel, FQ-CoDel and PIE as ns-3's own queue discs (qlab.native), with
+    DropTail's 100-packet buffer, and no seed (their draws are ns-3 streams)."""
+    for path in workloads():
+        jobs = sc.expand(sc.load(path), "quick")
+        queues = {
+            j.series: next(lk for lk in j.spec["links"] if lk["id"] == "bottleneck")["queues"]["L"]
+            for j in jobs
+            if j.seed == 1
+        }
+        kinds = {s: queues[s]["kind"] for s in ("codel", "fq-codel", "pie")}
+        assert kinds == {"codel": "ns3-codel", "fq-codel": "ns3-fq-codel", "pie": "ns3-pie"}, path.name
+        for series in kinds:
+            assert native.is_native(queues[series]["kind"]) and "seed" not in queues[series]
+            assert queues[series]["params"]["limit_pkts"] == queues["droptail"]["params"]["limit_pkts"] == 100
+
+
+def test_the_bulk_workload_runs_with_each_tcp_variant():
+    variants = {}
+    for name in ("bulk", "bulk-cubic", "bulk-bbr"):
+        jobs = sc.expand(sc.load(BENCH / f"{name}.yaml"), "quick")
+        variants[name] = {(j.spec["tcp"]["variant"], j.spec["tcp"]["sack"]) for j in jobs}
+        # the same flows as bulk: only the TCP differs
+        assert [len(j.spec["flows"]) for j in jobs[:1]] == [8]
+    assert variants == {
+        "bulk": {("NewReno", False)},
+        "bulk-cubic": {("Cubic", True)},
+        "bulk-bbr": {("Bbr", True)},
+    }
 
 
 @pytest.fixture

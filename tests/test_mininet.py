@@ -38,6 +38,7 @@ from .small_plans import LOSSLESS, MS, TCP, S, bulk_flow, poisson_flow, small_du
 from .small_plans import link as _link
 from .small_plans import queue as _queue
 from .small_plans import write_plan as _write
+from .test_native import CODEL
 
 EMU_DIR = REPO / "disciplines" / "emu"
 EMU = REPO / "build" / "emu" / "qlab-emu"
@@ -636,6 +637,12 @@ def _access_delays_differ() -> dict:
     return doc
 
 
+def _native_codel() -> dict:
+    doc = small_plan(duration_ns=10 * S, bulk_bytes=100_000)
+    doc["links"][-1]["queues"]["L"] = {"kind": "ns3-codel", "params": CODEL}
+    return doc
+
+
 def _flow_within_one_side() -> dict:
     doc = small_plan(duration_ns=10 * S, bulk_bytes=100_000)
     doc["flows"][2]["dst"] = "s0"
@@ -648,6 +655,7 @@ def _flow_within_one_side() -> dict:
         (_parking_lot, "links", "builds a dumbbell"),
         (_access_delays_differ, "links", "must all be equal"),
         (_flow_within_one_side, "flows[2].dst", "through the discipline"),
+        (_native_codel, "links[3].queues.L.kind", "only the ns3 backend has it, not the mininet backend"),
     ],
 )
 def test_plans_the_backend_cannot_build_are_refused_before_anything_runs(tmp_path, make, field, words):

@@ -28,6 +28,7 @@ from .conftest import REPO, needs
 from .small_plans import MS, S, small_dumbbell
 from .small_plans import link as _link
 from .small_plans import write_plan as _write
+from .test_native import PIE
 
 QLAB = Path(sys.executable).parent / "qlab"
 pytestmark = needs(NS2)
@@ -159,6 +160,11 @@ def _ns3_fifo(doc: dict) -> dict:
     return doc
 
 
+def _ns3_pie(doc: dict) -> dict:
+    doc["links"][3]["queues"]["L"] = {"kind": "ns3-pie", "params": PIE}
+    return doc
+
+
 def _parallel_links(doc: dict) -> dict:
     doc["links"].append(_link("R", "L", rate_bps=10_000_000, delay_ns=10 * MS, link_id="backup"))
     return doc
@@ -175,6 +181,11 @@ def _three_segment_acks(doc: dict) -> dict:
     return doc
 
 
+def _bbr(doc: dict) -> dict:
+    doc["tcp"]["variant"] = "Bbr"
+    return doc
+
+
 def _window_scaling(doc: dict) -> dict:
     doc["tcp"]["window_scaling"] = True
     return doc
@@ -184,10 +195,12 @@ def _window_scaling(doc: dict) -> dict:
     ("make", "field", "words"),
     [
         (_ns3_fifo, "links[3].queues.L.kind", "ns3 backend only"),
+        (_ns3_pie, "links[3].queues.L.kind", "ns3-pie is ns-3's own queue disc (the ns3 backend only"),
         (_parallel_links, "links[4]", "one link per pair of nodes"),
         (_tcp_traces, "trace.tcp", "only in the ns3 backend"),
         (_three_segment_acks, "tcp.delayed_ack_count", "every second one"),
         (_window_scaling, "tcp.window_scaling", "no window scaling"),
+        (_bbr, "tcp.variant", "Bbr is not in the ns2 backend: its one-way TCP agents"),
     ],
 )
 def test_plans_the_backend_cannot_build_are_refused_before_anything_runs(tmp_path, make, field, words):

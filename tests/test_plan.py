@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from qlab import backends, core, finalise, paths, plan, traces
+from qlab import backends, core, finalise, native, paths, plan, traces
 from qlab import scenario as sc
 from qlab.backends.mininet import MininetBackend
 from qlab.cli import main
@@ -58,7 +58,7 @@ def test_committed_registry_is_the_cores():
 def test_schemas_take_their_names_from_the_registries():
     scen = sc.schema()
     assert scen["properties"]["backends"]["items"]["enum"] == backends.names()
-    assert scen["$defs"]["discipline"]["properties"]["kind"]["enum"] == core.names()
+    assert scen["$defs"]["discipline"]["properties"]["kind"]["enum"] == core.names() + native.kinds()
     assert plan.schema()["$defs"]["disc_kind"]["enum"] == core.names()
     # the files themselves hold no list of names to drift
     for f in (paths.SCHEMA, REPO / "workflows/config.schema.json", plan.SCHEMA_FILE):
@@ -512,7 +512,8 @@ def test_mininet_refuses_what_it_cannot_emulate(dumbbell):
     assert any("must all be equal" in r for r in MininetBackend().refuse(p))
     fifo = {"kind": "ns3-fifo", "params": {"limit_pkts": 100}}
     p = mutated(dumbbell, lambda q: link(q, "bottleneck")["queues"].update(L=fifo))
-    assert any("ns3-fifo exists only in the ns3 backend" in r for r in MininetBackend().refuse(p))
+    refused = MininetBackend().refuse(p)
+    assert any("ns3-fifo is ns-3's own queue disc: only the ns3 backend has it" in r for r in refused)
 
 
 # --- run-job: nothing starts on a bad plan ----------------------------------------

@@ -198,6 +198,18 @@ adaptive_seeds <- function(draw, width, batch = 5L, cap = 50L) {
   }
 }
 
+#' The series of a benchmark workload that run a native baseline: one of
+#' ns-3's own queue discs (a `kind` named ns3-*, docs/job.schema.json),
+#' not a discipline of qlab's core.
+#'
+#' @param scenario The workload's resolved scenario (read_scenario_json() of
+#'   its scenario.json).
+#' @return A named character vector, series label -> kind, in the scenario's order.
+native_baselines <- function(scenario) {
+  kinds <- purrr::map_chr(scenario$series %||% list(), function(series) series$kind %||% NA_character_)
+  kinds[!is.na(kinds) & startsWith(kinds, "ns3-")]
+}
+
 # ---- from the results ----------------------------------------------------------
 
 #' The leaderboard of every workload with results, on each backend that ran it.

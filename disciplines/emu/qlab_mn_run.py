@@ -28,8 +28,10 @@ The plan's dumbbell (every name starts with the run's tag, e.g. `q3f`):
     gets the plan's largest MTU;
   - offloads off everywhere (the core must see real IP packets), IPv6 off,
     TCP per host namespace from the plan's tcp (congestion control reno for
-    NewReno, SACK, timestamps, window scaling, ECN off; initcwnd and rto_min
-    on the route);
+    NewReno, cubic for Cubic, bbr for Bbr, when the kernel offers it: a
+    variant whose algorithm tcp_available_congestion_control does not list
+    is refused, exit 2; SACK, timestamps, window scaling, ECN off; initcwnd
+    and rto_min on the route);
   - one sender and one sink process per flow (qlab_traffic.py), bound to the
     flow's ports, so hosts may carry several flows and the 5-tuple is the plan's;
     a bulk flow with stop_ns is aborted then by its sender (done then, as in ns-3).
@@ -99,6 +101,34 @@ FIDELITY = {
     "delay_mean_tol_s": 200e-6,  # |mean added delay - configured|
     "delay_p99_tol_s": 1e-3,  # p99 added delay - configured
 }
+
+
+# The plan's tcp.variant as Linux's congestion control (net.ipv4.tcp_congestion_control).
+LINUX_CC = {"NewReno": "reno", "Cubic": "cubic", "Bbr": "bbr"}
+# What the running kernel offers (built in, or modules loaded); per kernel, not per namespace.
+AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+
+
+def congestion_control_problem(variant: str, available: Path | None = None) -> str | None:
+    """Why the hosts cannot run the plan's tcp.variant here (None: they can):
+    it sets each host's net.ipv4.tcp_congestion_control, which takes only an
+    algorithm the kernel lists as available (a module it has not loaded
+    would need loading first, which a run does not do)."""
+    available = available or AVAILABLE_CC
+    cc = LINUX_CC.get(variant)
+    if cc is None:
+        return f"tcp.variant: expected one of {', '.join(LINUX_CC)}, got {variant!r}"
+    try:
+        offered = available.read_text(encoding="utf-8").split()
+    except OSError as exc:
+        return f"tcp.variant: {variant} needs Linux's {cc}, and {available} cannot be read ({exc.strerror})"
+    if cc in offered:
+        return None
+    return (
+        f"tcp.variant: {variant} needs Linux's {cc} congestion control, which this kernel "
+        f"({platform.release()}) does not offer ({available.name}: {' '.join(offered) or 'empty'}); "
+        f"load its module (modprobe tcp_{cc}) or run the plan on the ns3 backend"
+    )
 
 
 class BadJob(Exception):
@@ -520,7 +550,7 @@ def configure_host(h, plan: dict, ifname: str, net: ipaddress.IPv4Network, mtu: 
     sysctls = {
         "net.ipv6.conf.all.disable_ipv6": 1,
         "net.ipv6.conf.default.disable_ipv6": 1,
-        "net.ipv4.tcp_congestion_control": {"NewReno": "reno"}[tcp["variant"]],
+        "net.ipv4.tcp_congestion_control": LINUX_CC[tcp["variant"]],
         "net.ipv4.tcp_sack": int(tcp["sack"]),
         "net.ipv4.tcp_timestamps": int(tcp["timestamps"]),
         "net.ipv4.tcp_window_scaling": int(tcp["window_scaling"]),
@@ -712,6 +742,9 @@ def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
     t_wall = time.monotonic()
     plan = json.loads(plan_file.read_text(encoding="utf-8"))
     d = dumbbell(plan)
+    problem = congestion_control_problem(plan["tcp"]["variant"])
+    if problem:
+        raise BadJob(problem)
     out.mkdir(parents=True, exist_ok=True)
     setLogLevel("error")
     net, hosts, mbox = build_network(plan, d, tag)

@@ -75,6 +75,8 @@ DEFAULT_NS = Path(os.environ.get("QLAB_NS2", HERE.parent.parent / "build" / "ns2
 LOSSLESS_LIMIT = 1_000_000_000
 DELACK_INTERVAL_S = 0.2
 TCP_HEADER_BYTES = 40
+# The plan names ns-3's own queue discs ns3-<name> (qlab.native.PREFIX; a test holds them equal).
+NS3_OWN = "ns3-"
 NS2_VERSION = "2.35"
 NS2_SOURCE = "ns2_2.35+dfsg.orig.tar.xz (Debian 2.35+dfsg-5)"
 
@@ -127,10 +129,10 @@ def check(plan: dict[str, Any]) -> list[str]:
             )
         pairs[pair] = lk["id"]
         for node, q in lk["queues"].items():
-            if q["kind"] == "ns3-fifo":
+            if q["kind"].startswith(NS3_OWN):
                 out.append(
-                    f"links[{i}].queues.{node}.kind: ns3-fifo is ns-3's own FifoQueueDisc "
-                    "(the ns3 backend only)"
+                    f"links[{i}].queues.{node}.kind: {q['kind']} is ns-3's own queue disc "
+                    "(the ns3 backend only; the ns2 backend runs the core's disciplines)"
                 )
             elif q["kind"] == "lossless" and f"{lk['id']}:{node}" in traced:
                 out.append(f"trace.queues: {lk['id']}:{node} is lossless; ns-2 traces discipline queues")
@@ -148,7 +150,10 @@ def check(plan: dict[str, Any]) -> list[str]:
         )
     tcp = plan["tcp"]
     if tcp.get("variant", "NewReno") != "NewReno":
-        out.append(f"tcp.variant: ns-2's one-way TCP here is NewReno (or Sack1), not {tcp['variant']}")
+        out.append(
+            f"tcp.variant: {tcp['variant']} is not in the ns2 backend: its one-way TCP agents "
+            "(Agent/TCP/Newreno, or Agent/TCP/Sack1 with tcp.sack) are NewReno only"
+        )
     if tcp["delayed_ack_count"] not in (1, 2):
         out.append(
             f"tcp.delayed_ack_count: ns-2's sinks ACK every segment (1) or every second one "

@@ -67,6 +67,12 @@ QlabBulkSender::Setup(const Address& peer,
     m_tos = tos;
 }
 
+void
+QlabBulkSender::AssignStreams(int64_t stream)
+{
+    m_stream = stream;
+}
+
 uint64_t
 QlabBulkSender::GetTxSegments() const
 {
@@ -104,6 +110,10 @@ QlabBulkSender::StartApplication()
 {
     NS_LOG_FUNCTION(this);
     m_socket = QlabTcpSocket::Create(GetNode());
+    if (m_stream >= 0)
+    {
+        m_socket->AssignStreams(m_stream);
+    }
     // Per-flow MSS: set before Connect, while the socket is still closed.
     m_socket->SetAttribute("SegmentSize", UintegerValue(m_segmentBytes));
     m_socket->TraceConnectWithoutContext("Tx", MakeCallback(&QlabBulkSender::Transmitted, this));
@@ -278,6 +288,12 @@ QlabBulkSink::Setup(const Address& local,
     m_done = done;
 }
 
+void
+QlabBulkSink::AssignStreams(int64_t stream)
+{
+    m_stream = stream;
+}
+
 uint64_t
 QlabBulkSink::GetDeliveredBytes() const
 {
@@ -315,7 +331,12 @@ void
 QlabBulkSink::StartApplication()
 {
     NS_LOG_FUNCTION(this);
-    m_listener = QlabTcpSocket::Create(GetNode());
+    Ptr<QlabTcpSocket> listener = QlabTcpSocket::Create(GetNode());
+    if (m_stream >= 0)
+    {
+        listener->AssignStreams(m_stream);
+    }
+    m_listener = listener;
     // The accepted socket is a copy of the listener, so it inherits the MSS.
     m_listener->SetAttribute("SegmentSize", UintegerValue(m_segmentBytes));
     NS_ABORT_MSG_IF(m_listener->Bind(m_local) != 0, "QlabBulkSink: cannot bind " << m_local);

@@ -59,6 +59,10 @@ class QlabBulkSender : public Application
                uint64_t bytes,
                uint8_t tos);
 
+    /// \param stream the ns-3 random stream of its socket's congestion
+    /// control (QlabTcpSocket::AssignStreams), set when it starts
+    void AssignStreams(int64_t stream);
+
     /// \return data segments transmitted (retransmissions included)
     uint64_t GetTxSegments() const;
     /// \return data segments retransmitted
@@ -103,6 +107,7 @@ class QlabBulkSender : public Application
     uint32_t m_segmentBytes;
     uint64_t m_goalBytes;
     uint8_t m_tos;
+    int64_t m_stream = -1; //!< AssignStreams; -1: ns-3's default
 
     Ptr<QlabTcpSocket> m_socket;
     Callback<void> m_tcpChanged;
@@ -140,6 +145,11 @@ class QlabBulkSink : public Application
                uint64_t goalBytes,
                Callback<void> done);
 
+    /// \param stream the ns-3 random stream of its listening socket's
+    /// congestion control (QlabTcpSocket::AssignStreams; the accepted
+    /// connection shares it), set when it starts
+    void AssignStreams(int64_t stream);
+
     /// \return bytes delivered to this application so far
     uint64_t GetDeliveredBytes() const;
     /// \return whether goalBytes were delivered
@@ -164,6 +174,7 @@ class QlabBulkSink : public Application
     uint32_t m_segmentBytes;
     uint64_t m_goalBytes;
     Callback<void> m_done;
+    int64_t m_stream = -1; //!< AssignStreams; -1: ns-3's default
 
     Ptr<Socket> m_listener;
     Ptr<Socket> m_connection;

@@ -35,6 +35,17 @@ const char* const kDisciplineDeviceQueue = "1p";
 /// RTO backoff is capped at 60 s by ns-3.
 constexpr uint32_t kSynRetries = 24;
 constexpr uint32_t kDataRetries = 1000000000;
+/**
+ * ns-3 random streams of the run's seed (RngSeedManager run = the plan's
+ * seed), assigned by position so a plan always gets the same ones: the queue
+ * disc at end e (0: the link's a, 1: b) of plan link l that draws (ns-3's
+ * own PIE) stream kQueueStreamBase + 2l + e; the congestion control that
+ * draws (ns-3's BBR) of plan flow i stream kTcpStreamBase + 2i at its sender
+ * and + 2i + 1 at its sink.  (The wireless part's AODV and MAC: 1000 on,
+ * 2000 on, qlab-wireless.cc.)
+ */
+constexpr int64_t kQueueStreamBase = 1000000;
+constexpr int64_t kTcpStreamBase = 2000000;
 
 /**
  * A device's receive callback: an IPv4 packet goes to Ipv4L3Protocol::Receive
@@ -76,8 +87,11 @@ void
 Network::ConfigureTcp() const
 {
     const TcpSpec& tcp = m_plan.tcp;
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
-    // ns-2's NewReno recovery (RFC 6582) rather than ns-3's default PRR.
+    // The plan's variant: TcpNewReno, TcpCubic or TcpBbr (BBR paces its own
+    // sender: it turns pacing on and sets the pacing rate itself).
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(TypeId::LookupByName(tcp.congestionTypeId)));
+    // ns-2's NewReno recovery (RFC 6582) rather than ns-3's default PRR, for every variant.
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(tcp.sack));
@@ -280,7 +294,7 @@ Network::BuildLinks()
 }
 
 Ptr<QueueDisc>
-Network::CreateQueueDisc(const QueueSpec& q) const
+Network::CreateQueueDisc(const QueueSpec& q, int64_t stream) const
 {
     switch (q.kind)
     {
@@ -289,12 +303,24 @@ Network::CreateQueueDisc(const QueueSpec& q) const
         f.Set("MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, kLosslessPkts)));
         return f.Create<QueueDisc>();
     }
-    case QueueSpec::Kind::NS3_FIFO: {
-        ObjectFactory f("ns3::FifoQueueDisc");
-        f.Set("MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, q.limitPkts)));
-        Ptr<QueueDisc> fifo = f.Create<QueueDisc>();
-        fifo->Initialize();
-        return fifo;
+    case QueueSpec::Kind::NS3: {
+        // ns-3's own queue disc, every attribute from the plan (or qlab's fixed settings)
+        ObjectFactory f(q.typeId);
+        for (const auto& [attribute, text] : q.attributes)
+        {
+            f.Set(attribute, StringValue(text));
+        }
+        Ptr<QueueDisc> disc = f.Create<QueueDisc>();
+        if (q.quantumBytes)
+        {
+            DynamicCast<FqCoDelQueueDisc>(disc)->SetQuantum(q.quantumBytes);
+        }
+        if (Ptr<PieQueueDisc> pie = DynamicCast<PieQueueDisc>(disc))
+        {
+            pie->AssignStreams(stream); // its random early drops
+        }
+        disc->Initialize();
+        return disc;
     }
     case QueueSpec::Kind::CORE: {
         // The typed queue disc, every parameter through its attribute.
@@ -334,10 +360,12 @@ Network::InstallQueues()
         const std::pair<const QueueSpec*, Ptr<NetDevice>> ends[2] = {
             {&link.queueA, m_devices[i].first},
             {&link.queueB, m_devices[i].second}};
-        for (const auto& [queue, device] : ends)
+        for (int64_t e = 0; e < 2; e++)
         {
+            const auto& [queue, device] = ends[e];
+            const int64_t stream = kQueueStreamBase + 2 * static_cast<int64_t>(i) + e;
             device->GetNode()->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(
-                device, CreateQueueDisc(*queue));
+                device, CreateQueueDisc(*queue, stream));
         }
     }
     for (const TracedQueueSpec& t : m_plan.traced)
@@ -348,7 +376,7 @@ Network::InstallQueues()
         TracedQueue traced{t.name, DynamicCast<QlabQueueDisc>(q), nullptr};
         if (!traced.disc)
         {
-            traced.fifo = q;
+            traced.native = q;
         }
         m_traced.push_back(traced);
     }
@@ -502,10 +530,12 @@ Network::InstallApplications()
         }
         Ptr<QlabBulkSink> sink = CreateObject<QlabBulkSink>();
         sink->Setup(listen, f.segBytes, f.bytes, MakeCallback(&Network::FlowDone, this, i));
+        sink->AssignStreams(kTcpStreamBase + 2 * static_cast<int64_t>(i) + 1);
         dst->AddApplication(sink);
         sink->SetStartTime(NanoSeconds(f.startNs));
         Ptr<QlabBulkSender> sender = CreateObject<QlabBulkSender>();
         sender->Setup(sinkAddress, f.srcPort, f.segBytes, f.bytes, f.tos);
+        sender->AssignStreams(kTcpStreamBase + 2 * static_cast<int64_t>(i));
         src->AddApplication(sender);
         sender->SetStartTime(NanoSeconds(f.startNs));
         m_flows[i].sink = sink;

@@ -64,12 +64,12 @@ class Network
      */
     void Build();
 
-    /// A traced queue: a core discipline (disc) or ns3-fifo (fifo).
+    /// A traced queue: a core discipline (disc) or one of ns-3's own queue discs (native).
     struct TracedQueue
     {
         std::string name; //!< LINK:NODE
         ns3::Ptr<ns3::QlabQueueDisc> disc;
-        ns3::Ptr<ns3::QueueDisc> fifo;
+        ns3::Ptr<ns3::QueueDisc> native;
     };
 
     /// The plan's trace.queues, sorted by name (valid after Build).
@@ -121,7 +121,7 @@ class Network
     void SkipHandshakes();
     void InstallApplications();
     void InstallRelays();
-    ns3::Ptr<ns3::QueueDisc> CreateQueueDisc(const QueueSpec& q) const;
+    ns3::Ptr<ns3::QueueDisc> CreateQueueDisc(const QueueSpec& q, int64_t stream) const;
     void FlowDone(std::size_t index);
 
     const Plan& m_plan;

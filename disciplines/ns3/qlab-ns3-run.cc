@@ -28,10 +28,13 @@
  *     never drops; a core discipline, its typed queue disc
  *     ns3::Qlab<Name>QueueDisc with every parameter set through its
  *     attribute (qlab-queue-disc.h) and its generator seeded with the
- *     queue's seed through AssignStreams; `ns3-fifo`, ns-3's own
- *     FifoQueueDisc with MaxSize limit_pkts packets (the reference for the
- *     adapter's cost and its identity with droptail).  Behind a discipline
- *     (core or ns3-fifo) the device's own transmit queue holds 1 packet and
+ *     queue's seed through AssignStreams; an `ns3-*` kind, one of ns-3's
+ *     own queue discs with every attribute from the plan (qlab-plan.cc's
+ *     table: `ns3-fifo`, FifoQueueDisc, the reference for the adapter's
+ *     cost and its identity with droptail; the native baselines `ns3-codel`,
+ *     `ns3-fq-codel`, `ns3-pie`: CoDelQueueDisc, FqCoDelQueueDisc,
+ *     PieQueueDisc).  Behind a discipline (core or ns3-*) the device's own
+ *     transmit queue holds 1 packet and
  *     flow control stops the queue disc from the start of each
  *     transmission to its end, so the backlog builds in the discipline and
  *     the discipline chooses the next packet when the link falls idle, as
@@ -49,9 +52,10 @@
  *     Ipv4L3Protocol::Receive (Network::DeliverWithoutScans), not through
  *     the node's and the traffic-control layer's lists of protocol handlers
  *     (two per device each, scanned per packet).  IPv6 is not installed.
- *   - TCP from plan.tcp, set explicitly (Network::ConfigureTcp): NewReno
- *     with RFC 6582 classic recovery (ns-2's NewReno, not ns-3's default
- *     PRR), SACK, timestamps, window scaling, initial cwnd, delayed-ACK
+ *   - TCP from plan.tcp, set explicitly (Network::ConfigureTcp): the
+ *     variant's congestion control (TcpNewReno, TcpCubic or TcpBbr, which
+ *     paces its sender) with RFC 6582 classic recovery (ns-2's NewReno, not
+ *     ns-3's default PRR), SACK, timestamps, window scaling, initial cwnd, delayed-ACK
  *     count, min RTO, buffer sizes, SYN retransmission timeout
  *     (ConnTimeout); the segment size is per flow, on both the sender's and
  *     the sink's socket.  ECN is off.  Senders never give up (SYN and data
@@ -77,20 +81,24 @@
  *   - The run ends at duration_ns, or, with stop_when_done, as soon as every
  *     bulk flow's sink has all its bytes (a 0-byte flow as it starts) and
  *     every UDP flow's last on-period ended udp_drain_ns ago.
- *   - Randomness: ns-3's RngSeedManager gets seed 1, run = plan seed (no
- *     model of this setup draws from it); each discipline's generator its
+ *   - Randomness: ns-3's RngSeedManager gets seed 1, run = plan seed; what
+ *     draws from it has a stream fixed by its place in the plan (ns-3's PIE
+ *     at a link end, BBR at a flow's ends: qlab-network.cc), so a plan and
+ *     its seed give the same run; each core discipline's generator its
  *     queue's seed.  The workload itself is in the plan.
  *
  * Output: integer nanoseconds, no locale; rows sorted as docs/traces.md
  * says.  Queue samples of every trace.queues queue (band rows) are taken at
  * k * queue_sample_interval_ns and once more at the end of the run; for a
- * core discipline from its per-band counters, for ns3-fifo band 0 from the
- * QueueDisc's stats (enqueued = nTotalEnqueuedPackets, dequeued =
+ * core discipline from its per-band counters, for an ns3-* queue disc band 0
+ * from the QueueDisc's stats (enqueued = nTotalEnqueuedPackets, dequeued =
  * nTotalDequeuedPackets minus drops after dequeue, dropped =
- * nTotalDroppedPackets).  Packet events come from the discipline's BandEvent
- * trace, or ns3-fifo's QueueDisc traces (Enqueue, Dequeue,
- * DropBeforeEnqueue, DropAfterDequeue, Mark; FifoQueueDisc's drop reason
- * "Queue disc limit exceeded" written as the core's "overflow"); their
+ * nTotalDroppedPackets; FQ-CoDel's flow queues are not bands).  Packet
+ * events come from the discipline's BandEvent trace, or an ns3-* queue
+ * disc's QueueDisc traces (Enqueue, Dequeue, DropBeforeEnqueue,
+ * DropAfterDequeue, Mark; a packet dequeued and then dropped, CoDel's head
+ * drop, is one drop with its sojourn, no deq; ns-3's drop reasons written
+ * in the core's words, Ns3DropReason); their
  * flow_id is the flow whose 5-tuple (addresses, ports, protocol) the packet
  * carries, NA for the reverse direction (ACKs).  TCP rows of every
  * trace.tcp flow: every tcp_sample_interval_ns from its start until it is
@@ -240,13 +248,38 @@ TupleOf(Ptr<const Ipv4QueueDiscItem> item)
     return t;
 }
 
-/// FifoQueueDisc's drop reason in the core's vocabulary.
+/**
+ * A drop reason of one of ns-3's own queue discs in the core's vocabulary
+ * (docs/traces.md, packets.reason): `overflow` when the buffer was full
+ * (FifoQueueDisc's limit, CoDel's and PIE's limit, FQ-CoDel's overlimit
+ * drops from the head of its longest flow queue, a full internal queue),
+ * `aqm` for the AQM's own decisions (CoDel's control law, in FQ-CoDel's
+ * flow queues too, and PIE's random early drops).  An unknown reason is
+ * written as it is, so the trace's check names it.
+ */
 const char*
-FifoReason(const char* reason)
+Ns3DropReason(const char* reason)
 {
-    return std::strcmp(reason, FifoQueueDisc::LIMIT_EXCEEDED_DROP) == 0
-               ? QlabQueueDisc::OVERFLOW_DROP
-               : reason;
+    static const std::string child = QueueDisc::CHILD_QUEUE_DISC_DROP;
+    static const std::vector<std::pair<std::string, const char*>> reasons = {
+        {FifoQueueDisc::LIMIT_EXCEEDED_DROP, QlabQueueDisc::OVERFLOW_DROP},
+        {QueueDisc::INTERNAL_QUEUE_DROP, QlabQueueDisc::OVERFLOW_DROP},
+        {CoDelQueueDisc::OVERLIMIT_DROP, QlabQueueDisc::OVERFLOW_DROP},
+        {CoDelQueueDisc::TARGET_EXCEEDED_DROP, QlabQueueDisc::AQM_DROP},
+        {child + CoDelQueueDisc::OVERLIMIT_DROP, QlabQueueDisc::OVERFLOW_DROP},
+        {child + CoDelQueueDisc::TARGET_EXCEEDED_DROP, QlabQueueDisc::AQM_DROP},
+        {FqCoDelQueueDisc::OVERLIMIT_DROP, QlabQueueDisc::OVERFLOW_DROP},
+        {PieQueueDisc::FORCED_DROP, QlabQueueDisc::OVERFLOW_DROP},
+        {PieQueueDisc::UNFORCED_DROP, QlabQueueDisc::AQM_DROP},
+    };
+    for (const auto& [ns3Reason, core] : reasons)
+    {
+        if (ns3Reason == reason)
+        {
+            return core;
+        }
+    }
+    return reason;
 }
 
 /// A connection state as tcp_facts.csv names it (RFC 793's names).
@@ -345,17 +378,26 @@ class Runner
                      QlabQueueDisc::Event event,
                      uint32_t band,
                      const char* reason);
-    void OnFifoEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item);
-    void OnFifoDequeue(std::size_t queue, Ptr<const QueueDiscItem> item);
-    void OnFifoDropBeforeEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r);
-    void OnFifoDropAfterDequeue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r);
-    void OnFifoMark(std::size_t queue, Ptr<const QueueDiscItem> item, const char* reason);
+    void OnNativeEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item);
+    void OnNativeDequeue(std::size_t queue, Ptr<const QueueDiscItem> item);
+    void OnNativeDropBeforeEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r);
+    void OnNativeDropAfterDequeue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r);
+    void OnNativeMark(std::size_t queue, Ptr<const QueueDiscItem> item, const char* reason);
+    /// One packet_facts row but its seq: "time_ns,queue,event,band,len_bytes,flow_id,sojourn_ns,reason".
+    std::string PacketEvent(std::size_t queue,
+                            Ptr<const QueueDiscItem> item,
+                            const char* event,
+                            uint32_t band,
+                            bool sojourn,
+                            const char* reason) const;
     void WritePacketEvent(std::size_t queue,
                           Ptr<const QueueDiscItem> item,
                           const char* event,
                           uint32_t band,
                           bool sojourn,
                           const char* reason);
+    void WriteRow(const std::string& row);
+    void FlushDequeue();
 
     const Plan& m_plan;
     qlab::Network m_network;
@@ -370,6 +412,12 @@ class Runner
     std::unordered_map<std::size_t, std::size_t> m_tcpSlot; // flow index -> slot
     int64_t m_lastSampleNs = -1;
     uint64_t m_packetSeq = 0;
+    /// A native queue disc's dequeue not written yet: ns-3 fires Dequeue for
+    /// a packet it then drops (CoDel's and FQ-CoDel's head drops), which is
+    /// a drop, not a deq.  Written before the next event of any queue (or at
+    /// the end), unless the packet is dropped first.
+    Ptr<const QueueDiscItem> m_dequeued;
+    std::string m_dequeuedRow;
     int64_t m_endNs = 0;
 };
 
@@ -412,14 +460,18 @@ Runner::Build()
                 "BandEvent", MakeCallback(&Runner::OnBandEvent, this, q));
             continue;
         }
-        Ptr<QueueDisc> fifo = queues[q].fifo;
-        fifo->TraceConnectWithoutContext("Enqueue", MakeCallback(&Runner::OnFifoEnqueue, this, q));
-        fifo->TraceConnectWithoutContext("Dequeue", MakeCallback(&Runner::OnFifoDequeue, this, q));
-        fifo->TraceConnectWithoutContext("DropBeforeEnqueue",
-                                         MakeCallback(&Runner::OnFifoDropBeforeEnqueue, this, q));
-        fifo->TraceConnectWithoutContext("DropAfterDequeue",
-                                         MakeCallback(&Runner::OnFifoDropAfterDequeue, this, q));
-        fifo->TraceConnectWithoutContext("Mark", MakeCallback(&Runner::OnFifoMark, this, q));
+        Ptr<QueueDisc> native = queues[q].native;
+        native->TraceConnectWithoutContext("Enqueue",
+                                           MakeCallback(&Runner::OnNativeEnqueue, this, q));
+        native->TraceConnectWithoutContext("Dequeue",
+                                           MakeCallback(&Runner::OnNativeDequeue, this, q));
+        native->TraceConnectWithoutContext(
+            "DropBeforeEnqueue",
+            MakeCallback(&Runner::OnNativeDropBeforeEnqueue, this, q));
+        native->TraceConnectWithoutContext(
+            "DropAfterDequeue",
+            MakeCallback(&Runner::OnNativeDropAfterDequeue, this, q));
+        native->TraceConnectWithoutContext("Mark", MakeCallback(&Runner::OnNativeMark, this, q));
     }
 }
 
@@ -438,6 +490,7 @@ Runner::Run()
     m_queueFacts->Close();
     if (m_packetFacts)
     {
+        FlushDequeue();
         m_packetFacts->Close();
     }
     if (!m_tcpSlot.empty())
@@ -591,13 +644,13 @@ Runner::WriteQueueSample()
     char line[512];
     for (const qlab::Network::TracedQueue& q : m_network.GetTracedQueues())
     {
-        if (q.fifo)
+        if (q.native)
         {
-            const QueueDisc::Stats& s = q.fifo->GetStats();
+            const QueueDisc::Stats& s = q.native->GetStats();
             std::snprintf(line, sizeof(line),
                           "%" PRId64 ",%s,0,%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%" PRIu32
                           ",%" PRIu32,
-                          now, q.name.c_str(), q.fifo->GetNPackets(), q.fifo->GetNBytes(),
+                          now, q.name.c_str(), q.native->GetNPackets(), q.native->GetNBytes(),
                           s.nTotalEnqueuedPackets,
                           s.nTotalDequeuedPackets - s.nTotalDroppedPacketsAfterDequeue,
                           s.nTotalDroppedPackets);
@@ -646,33 +699,56 @@ Runner::OnBandEvent(std::size_t queue,
 }
 
 void
-Runner::OnFifoEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item)
+Runner::OnNativeEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item)
 {
     WritePacketEvent(queue, item, "enq", 0, false, nullptr);
 }
 
 void
-Runner::OnFifoDequeue(std::size_t queue, Ptr<const QueueDiscItem> item)
+Runner::OnNativeDequeue(std::size_t queue, Ptr<const QueueDiscItem> item)
 {
-    WritePacketEvent(queue, item, "deq", 0, true, nullptr);
+    FlushDequeue();
+    m_dequeued = item;
+    m_dequeuedRow = PacketEvent(queue, item, "deq", 0, true, nullptr);
 }
 
 void
-Runner::OnFifoDropBeforeEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r)
+Runner::OnNativeDropBeforeEnqueue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r)
 {
-    WritePacketEvent(queue, item, "drop", 0, false, FifoReason(r));
+    WritePacketEvent(queue, item, "drop", 0, false, Ns3DropReason(r));
 }
 
 void
-Runner::OnFifoDropAfterDequeue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r)
+Runner::OnNativeDropAfterDequeue(std::size_t queue, Ptr<const QueueDiscItem> item, const char* r)
 {
-    WritePacketEvent(queue, item, "drop", 0, true, FifoReason(r));
+    if (item == m_dequeued)
+    {
+        m_dequeued = nullptr; // dropped, not sent: its Dequeue was no deq
+    }
+    WritePacketEvent(queue, item, "drop", 0, true, Ns3DropReason(r));
 }
 
 void
-Runner::OnFifoMark(std::size_t queue, Ptr<const QueueDiscItem> item, const char* /* reason */)
+Runner::OnNativeMark(std::size_t queue, Ptr<const QueueDiscItem> item, const char* /* reason */)
 {
     WritePacketEvent(queue, item, "mark", 0, false, nullptr);
+}
+
+void
+Runner::FlushDequeue()
+{
+    if (m_dequeued)
+    {
+        m_dequeued = nullptr;
+        WriteRow(m_dequeuedRow);
+    }
+}
+
+void
+Runner::WriteRow(const std::string& row)
+{
+    const std::string line = std::to_string(m_packetSeq++) + "," + row;
+    m_packetFacts->Line(line.c_str());
 }
 
 void
@@ -682,6 +758,18 @@ Runner::WritePacketEvent(std::size_t queue,
                          uint32_t band,
                          bool sojourn,
                          const char* reason)
+{
+    FlushDequeue();
+    WriteRow(PacketEvent(queue, item, event, band, sojourn, reason));
+}
+
+std::string
+Runner::PacketEvent(std::size_t queue,
+                    Ptr<const QueueDiscItem> item,
+                    const char* event,
+                    uint32_t band,
+                    bool sojourn,
+                    const char* reason) const
 {
     const int64_t now = Simulator::Now().GetNanoSeconds();
     char flow[16] = "NA";
@@ -701,10 +789,10 @@ Runner::WritePacketEvent(std::size_t queue,
                       now - item->GetTimeStamp().GetNanoSeconds());
     }
     char line[512];
-    std::snprintf(line, sizeof(line), "%" PRIu64 ",%" PRId64 ",%s,%s,%" PRIu32 ",%" PRIu32 ",%s,%s,%s",
-                  m_packetSeq++, now, m_network.GetTracedQueues()[queue].name.c_str(), event, band,
-                  item->GetSize(), flow, sojournText, reason ? reason : "NA");
-    m_packetFacts->Line(line);
+    std::snprintf(line, sizeof(line), "%" PRId64 ",%s,%s,%" PRIu32 ",%" PRIu32 ",%s,%s,%s", now,
+                  m_network.GetTracedQueues()[queue].name.c_str(), event, band, item->GetSize(),
+                  flow, sojournText, reason ? reason : "NA");
+    return line;
 }
 
 void

@@ -22,12 +22,9 @@ using json = nlohmann::json;
 
 const char* const kSchema = "qlab-plan/1";
 const char* const kLossless = "lossless";
-const char* const kNs3Fifo = "ns3-fifo";
-const char* const kNs3FifoLimit = "limit_pkts";
 constexpr uint64_t kMaxNs = 9000000000000000000ULL;
 constexpr uint64_t kMaxRateBps = 1000000000000ULL;
 constexpr uint64_t kMaxDelayNs = 1000000000000ULL;
-constexpr uint32_t kMaxFifoPkts = 1000000;
 constexpr uint32_t kMaxSegBytes = 65000;
 constexpr uint32_t kMaxUdpIpBytes = 65507;
 constexpr uint32_t kMinUdpIpBytes = kUdpHeaderBytes + 12; // + sequence number and send time
@@ -244,6 +241,92 @@ OnlyKeys(const json& obj, const std::string& path, std::initializer_list<const c
     }
 }
 
+/// How a parameter of one of ns-3's own queue discs becomes its attribute's text.
+enum class Ns3Value
+{
+    PACKETS, //!< integer -> QueueSize "<n>p"
+    TIME_NS, //!< integer -> Time "<n>ns"
+    UINT,    //!< integer
+    DOUBLE,  //!< number
+    BOOL,    //!< true/false
+    QUANTUM, //!< integer, set by FqCoDelQueueDisc::SetQuantum (not an attribute)
+};
+
+/// A parameter of an ns3-* kind: the plan's name, ns-3's attribute, its range.
+struct Ns3Param
+{
+    const char* name;
+    const char* attribute;
+    Ns3Value value;
+    double lo;
+    double hi;
+};
+
+/**
+ * ns-3's own queue discs, the plan's ns3-* kinds (docs/job.schema.json,
+ * $defs/queue_ns3-*, where each parameter is described; the ranges here are
+ * that schema's).  `fixed` are attributes qlab always sets the same way
+ * (documented in disciplines/ns3/README.md): ECN is off because qlab's flows
+ * are not ECN-capable, and a disc that drops instead of marking then does
+ * exactly what it would do for them anyway.
+ */
+struct Ns3Kind
+{
+    const char* kind;
+    const char* typeId;
+    std::vector<std::pair<const char*, const char*>> fixed;
+    std::vector<Ns3Param> params;
+};
+
+constexpr double kMaxPkts = 1000000;
+constexpr double kMaxTimeNs = 1e12;
+
+const std::vector<Ns3Kind>&
+Ns3Kinds()
+{
+    static const std::vector<Ns3Kind> kinds = {
+        {"ns3-fifo", "ns3::FifoQueueDisc", {}, {{"limit_pkts", "MaxSize", Ns3Value::PACKETS, 1, kMaxPkts}}},
+        {"ns3-codel",
+         "ns3::CoDelQueueDisc",
+         {{"UseEcn", "false"}, {"UseL4s", "false"}},
+         {{"limit_pkts", "MaxSize", Ns3Value::PACKETS, 1, kMaxPkts},
+          {"target_ns", "Target", Ns3Value::TIME_NS, 1, kMaxTimeNs},
+          {"interval_ns", "Interval", Ns3Value::TIME_NS, 1, kMaxTimeNs},
+          {"min_bytes", "MinBytes", Ns3Value::UINT, 1, 1000000}}},
+        {"ns3-fq-codel",
+         "ns3::FqCoDelQueueDisc",
+         {{"UseEcn", "false"}, {"UseL4s", "false"}, {"Perturbation", "0"},
+          {"EnableSetAssociativeHash", "false"}},
+         {{"limit_pkts", "MaxSize", Ns3Value::PACKETS, 1, kMaxPkts},
+          {"flows", "Flows", Ns3Value::UINT, 1, 65536},
+          {"quantum_bytes", nullptr, Ns3Value::QUANTUM, 1, 1000000},
+          {"target_ns", "Target", Ns3Value::TIME_NS, 1, kMaxTimeNs},
+          {"interval_ns", "Interval", Ns3Value::TIME_NS, 1, kMaxTimeNs},
+          {"drop_batch_pkts", "DropBatchSize", Ns3Value::UINT, 1, 65536}}},
+        {"ns3-pie",
+         "ns3::PieQueueDisc",
+         {{"UseEcn", "false"}, {"UseL4s", "false"}},
+         {{"limit_pkts", "MaxSize", Ns3Value::PACKETS, 1, kMaxPkts},
+          {"target_ns", "QueueDelayReference", Ns3Value::TIME_NS, 1, kMaxTimeNs},
+          {"tupdate_ns", "Tupdate", Ns3Value::TIME_NS, 1, kMaxTimeNs},
+          {"alpha", "A", Ns3Value::DOUBLE, 0, 100},
+          {"beta", "B", Ns3Value::DOUBLE, 0, 100},
+          {"max_burst_ns", "MaxBurstAllowance", Ns3Value::TIME_NS, 0, kMaxTimeNs},
+          {"dq_rate_estimator", "UseDequeueRateEstimator", Ns3Value::BOOL, 0, 1},
+          {"dq_threshold_bytes", "DequeueThreshold", Ns3Value::UINT, 0, 1e9},
+          {"cap_drop_adjustment", "UseCapDropAdjustment", Ns3Value::BOOL, 0, 1},
+          {"derandomization", "UseDerandomization", Ns3Value::BOOL, 0, 1}}},
+    };
+    return kinds;
+}
+
+/// The plan's tcp.variant and the ns-3 congestion control it runs (docs/jobs.md, "TCP").
+const std::vector<std::pair<const char*, const char*>> kTcpVariants = {
+    {"NewReno", "ns3::TcpNewReno"},
+    {"Cubic", "ns3::TcpCubic"},
+    {"Bbr", "ns3::TcpBbr"},
+};
+
 std::string
 KnownDisciplines()
 {
@@ -252,7 +335,89 @@ KnownDisciplines()
     {
         names += std::string(qcore_disciplines[i]->name) + ", ";
     }
-    return names + kLossless + ", " + kNs3Fifo;
+    names += kLossless;
+    for (const Ns3Kind& k : Ns3Kinds())
+    {
+        names += std::string(", ") + k.kind;
+    }
+    return names;
+}
+
+/// One of ns-3's own queue discs: every parameter given, checked, as attribute text.
+QueueSpec
+ParseNs3Queue(const json& q, const std::string& path, const Ns3Kind& k)
+{
+    OnlyKeys(q, path, {"kind", "params"});
+    QueueSpec spec;
+    spec.kind = QueueSpec::Kind::NS3;
+    spec.ns3Kind = k.kind;
+    spec.typeId = k.typeId;
+    for (const auto& [attribute, text] : k.fixed)
+    {
+        spec.attributes.emplace_back(attribute, text);
+    }
+    const json& params = Field(q, path, "params");
+    const std::string where = Join(path, "params");
+    ExpectObject(params, where);
+    std::string names;
+    for (const Ns3Param& p : k.params)
+    {
+        names += std::string(names.empty() ? "" : ", ") + p.name;
+    }
+    for (const auto& [name, value] : params.items())
+    {
+        if (std::none_of(k.params.begin(), k.params.end(),
+                         [&](const Ns3Param& p) { return name == p.name; }))
+        {
+            throw PlanError(Join(where, name) + ": not a parameter of " + k.kind + " (its parameters: " +
+                            names + ")");
+        }
+    }
+    for (const Ns3Param& p : k.params)
+    {
+        const std::string field = Join(where, p.name);
+        if (!params.contains(p.name))
+        {
+            throw PlanError(field + ": missing (a plan gives every parameter of " + k.kind + ")");
+        }
+        const json& v = params.at(p.name);
+        std::string text;
+        switch (p.value)
+        {
+        case Ns3Value::BOOL:
+            if (!v.is_boolean())
+            {
+                throw PlanError(field + ": expected true or false, got " + v.dump());
+            }
+            text = v.get<bool>() ? "true" : "false";
+            break;
+        case Ns3Value::DOUBLE: {
+            const double x = v.is_number() ? v.get<double>() : std::nan("");
+            if (!std::isfinite(x) || x < p.lo || x > p.hi)
+            {
+                char range[64];
+                std::snprintf(range, sizeof(range), "a number between %g and %g", p.lo, p.hi);
+                throw PlanError(field + ": expected " + range + ", got " + v.dump());
+            }
+            text = v.dump(); // the shortest digits that read back as the same double
+            break;
+        }
+        default: {
+            const uint64_t n = UintValue(v, field, static_cast<uint64_t>(p.lo),
+                                         static_cast<uint64_t>(p.hi));
+            text = std::to_string(n);
+            if (p.value == Ns3Value::QUANTUM)
+            {
+                spec.quantumBytes = static_cast<uint32_t>(n);
+                continue;
+            }
+            text += p.value == Ns3Value::PACKETS ? "p" : p.value == Ns3Value::TIME_NS ? "ns" : "";
+            break;
+        }
+        }
+        spec.attributes.emplace_back(p.attribute, text);
+    }
+    return spec;
 }
 
 /// One parameter's JSON value as its attribute setting, checked by the core's parser.
@@ -337,16 +502,12 @@ ParseQueue(const json& q, const std::string& path)
         spec.kind = QueueSpec::Kind::LOSSLESS;
         return spec;
     }
-    if (kind == kNs3Fifo)
+    for (const Ns3Kind& k : Ns3Kinds())
     {
-        OnlyKeys(q, path, {"kind", "params"});
-        const json& params = Field(q, path, "params");
-        const std::string where = Join(path, "params");
-        ExpectObject(params, where);
-        OnlyKeys(params, where, {kNs3FifoLimit});
-        spec.kind = QueueSpec::Kind::NS3_FIFO;
-        spec.limitPkts = static_cast<uint32_t>(Uint(params, where, kNs3FifoLimit, 1, kMaxFifoPkts));
-        return spec;
+        if (kind == k.kind)
+        {
+            return ParseNs3Queue(q, path, k);
+        }
     }
     spec.ops = qcore_find(kind.c_str());
     if (!spec.ops)
@@ -615,10 +776,19 @@ ParseTcp(const json& doc, Plan& plan)
     const json& tcp = Field(doc, "", "tcp");
     const std::string p = "tcp";
     plan.tcp.variant = String(tcp, p, "variant");
-    if (plan.tcp.variant != "NewReno")
+    std::string known;
+    for (const auto& [variant, typeId] : kTcpVariants)
     {
-        throw PlanError("tcp.variant: the ns-3 runner knows \"NewReno\", got \"" +
-                        plan.tcp.variant + "\"");
+        known += std::string(known.empty() ? "" : ", ") + variant;
+        if (plan.tcp.variant == variant)
+        {
+            plan.tcp.congestionTypeId = typeId;
+        }
+    }
+    if (plan.tcp.congestionTypeId.empty())
+    {
+        throw PlanError("tcp.variant: expected one of " + known + ", got \"" + plan.tcp.variant +
+                        "\"");
     }
     plan.tcp.sack = Bool(tcp, p, "sack");
     plan.tcp.timestamps = Bool(tcp, p, "timestamps");

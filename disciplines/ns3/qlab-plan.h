@@ -51,14 +51,20 @@ struct QueueSpec
     {
         LOSSLESS, //!< a FIFO that never drops
         CORE,     //!< a discipline of the core
-        NS3_FIFO, //!< ns-3's FifoQueueDisc with limitPkts
+        NS3,      //!< one of ns-3's own queue discs (the plan's ns3-* kinds)
     };
     Kind kind = Kind::LOSSLESS;
     const struct qcore_disc_ops* ops = nullptr; //!< CORE
     std::vector<ParamSetting> params;           //!< CORE: every parameter, in table order
     std::vector<uint64_t> coreParams;           //!< CORE: the configured params struct
     uint64_t seed = 0;                          //!< CORE: seed of the core's generator
-    uint32_t limitPkts = 0;                     //!< NS3_FIFO
+    std::string ns3Kind;                        //!< NS3: the plan's kind, e.g. "ns3-codel"
+    std::string typeId;                         //!< NS3: e.g. "ns3::CoDelQueueDisc"
+    /// NS3: attribute name and value as ns-3 reads it from text ("100p",
+    /// "5000000ns", "0.125", "false"): the kind's fixed settings, then the
+    /// plan's parameters
+    std::vector<std::pair<std::string, std::string>> attributes;
+    uint32_t quantumBytes = 0; //!< NS3, ns3-fq-codel: FqCoDelQueueDisc::SetQuantum (no attribute)
 };
 
 struct NodeSpec
@@ -148,7 +154,8 @@ struct FlowSpec
 
 struct TcpSpec
 {
-    std::string variant;
+    std::string variant;           //!< NewReno, Cubic, Bbr
+    std::string congestionTypeId;  //!< its ns-3 TcpCongestionOps, e.g. "ns3::TcpNewReno"
     bool sack = false;
     bool timestamps = false;
     bool windowScaling = false;

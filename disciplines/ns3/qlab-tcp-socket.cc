@@ -10,10 +10,12 @@
 #include "ns3/log.h"
 #include "ns3/object-factory.h"
 #include "ns3/rtt-estimator.h"
+#include "ns3/tcp-bbr.h"
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-l4-protocol.h"
 #include "ns3/tcp-recovery-ops.h"
 #include "ns3/type-id.h"
+#include "ns3/uinteger.h"
 
 namespace ns3
 {
@@ -89,6 +91,17 @@ QlabTcpSocket::Create(Ptr<Node> node)
         ObjectFactory(recoveryType.Get().GetName()).Create<TcpRecoveryOps>());
     tcp->AddSocket(socket);
     return socket;
+}
+
+int64_t
+QlabTcpSocket::AssignStreams(int64_t stream)
+{
+    if (DynamicCast<TcpBbr>(m_congestionControl))
+    {
+        m_congestionControl->SetAttribute("Stream", UintegerValue(stream));
+        return 1;
+    }
+    return 0;
 }
 
 QlabTcpSocket::Snapshot

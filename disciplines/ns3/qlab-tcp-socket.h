@@ -90,6 +90,15 @@ class QlabTcpSocket : public TcpSocketBase
     Snapshot GetSnapshot() const;
 
     /**
+     * The ns-3 random stream the socket's congestion control draws from, for
+     * one that draws (TcpBbr: its probe-bandwidth phase's random start; every
+     * TcpBbr has stream 4 otherwise, so every flow would draw the same
+     * numbers).  Set before the connection starts.
+     * \return the number of streams used (1 for TcpBbr, else 0)
+     */
+    int64_t AssignStreams(int64_t stream);
+
+    /**
      * Abort the connection, as an application killed mid-transfer: one RST
      * to the peer, every timer cancelled, the endpoint released, state
      * CLOSED; nothing more is sent (no buffered data, no retransmission).

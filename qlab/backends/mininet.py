@@ -19,6 +19,8 @@ on SIGTERM).
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import os
 import signal
@@ -28,12 +30,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from qlab import paths
+from qlab import native, paths
 from qlab.backends.base import Backend, BackendError, refuse_wireless
 
 PLAYBOOK = paths.ROOT / "playbooks" / "run-job.yml"
 PREPARE_PLAYBOOK = paths.ROOT / "playbooks" / "prepare-host.yml"
-INVENTORY = Path(os.environ.get("QLAB_MININET_INVENTORY", paths.ROOT / "inventories" / "localhost.yml"))
+LOCALHOST_INVENTORY = paths.ROOT / "inventories" / "localhost.yml"
+INVENTORY = Path(os.environ.get("QLAB_MININET_INVENTORY", LOCALHOST_INVENTORY))
 HELPER = paths.ROOT / "disciplines" / "emu" / "qlab_mn_run.py"
 EMU_SOURCES = paths.ROOT / "disciplines" / "emu" / "qlab-emu.c"
 # Where the run helper keeps its lock (qlab_mn_run.STATE_DIR).
@@ -70,6 +73,29 @@ def _ansible_version() -> str:
 
 class _Interrupted(Exception):
     pass
+
+
+@functools.cache
+def helper() -> Any:
+    """disciplines/emu/qlab_mn_run.py as a module (stdlib only): what the run
+    helper decides on the emulation host, for checks made here first."""
+    spec = importlib.util.spec_from_file_location("qlab_mn_run", HELPER)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader
+    spec.loader.exec_module(module)
+    return module
+
+
+def _variant_problems(plan: dict[str, Any]) -> list[str]:
+    """The plan's tcp.variant as each host's Linux congestion control: refused
+    when the emulation host's kernel does not offer it. With the localhost
+    inventory that host is this machine, so it is checked here, when the
+    plan is expanded; on another emulation host the run helper checks it
+    there before anything is built (exit 2, the same message)."""
+    if INVENTORY != LOCALHOST_INVENTORY:
+        return []
+    problem = helper().congestion_control_problem(plan["tcp"]["variant"])
+    return [problem] if problem else []
 
 
 MAX_FLOWS = 2000
@@ -146,6 +172,11 @@ class MininetBackend(Backend):
         return None
 
     def refuse(self, plan: dict[str, Any]) -> list[str]:
+        """refuse_dumbbell(), and a TCP variant the emulation host's kernel
+        does not offer."""
+        return self.refuse_dumbbell(plan) + _variant_problems(plan)
+
+    def refuse_dumbbell(self, plan: dict[str, Any]) -> list[str]:
         """A dumbbell: two routers, one link between them with a discipline at
         one end (qlab-emu's forward link) and a lossless queue at the other,
         hosts on access links of one delay (folded into the emulator: this
@@ -177,8 +208,11 @@ class MininetBackend(Backend):
         side = shaped[0]
         for j, lk in enumerate(plan["links"]):
             for n, q in lk["queues"].items():
-                if q["kind"] == "ns3-fifo":
-                    out.append(f"links[{j}].queues.{n}.kind: ns3-fifo exists only in the ns3 backend")
+                if native.is_native(q["kind"]):
+                    out.append(
+                        f"links[{j}].queues.{n}.kind: {q['kind']} is ns-3's own queue disc: only the ns3 "
+                        "backend has it, not the mininet backend (qlab-emu runs the core's disciplines)"
+                    )
                 elif q["kind"] != "lossless" and lk is not bottleneck:
                     out.append(
                         f"links[{j}].queues.{n}: the mininet backend runs a discipline on the bottleneck only"

@@ -8,7 +8,7 @@ agents (NewReno, or Sack1 with ``tcp.sack``) and the UDP applications with
 the plan's exact send times. ``tcp.handshake: true`` runs ns-2's modelled SYN
 (a 40-byte first segment the sink ACKs before data: the one-way agents have
 no real handshake); ``false`` starts with data. What it cannot build is
-refused naming the field: ns-3's own FIFO (``ns3-fifo``), parallel links
+refused naming the field: ns-3's own queue discs (``ns3-*``), parallel links
 between two nodes, window scaling, an ACK per more than two segments, other
 TCP variants, TCP state traces (``trace.tcp``), a traced lossless queue.
 """

@@ -1,8 +1,10 @@
 """ns-3 backend: qlab's runner program (disciplines/ns3/qlab-ns3-run).
 
-It builds any plan: any graph of hosts and routers, every application,
-every core discipline, and ns-3's own FifoQueueDisc (`ns3-fifo`, the
-reference the droptail adapter is compared with). A plan with wireless
+It builds any plan: any graph of hosts and routers, every application
+with every TCP variant (NewReno, CUBIC, BBR), every core discipline, and
+ns-3's own queue discs (the kinds `ns3-*`: FifoQueueDisc, the reference the
+droptail adapter is compared with, and the native baselines CoDel, FQ-CoDel
+and PIE; qlab.native). A plan with wireless
 hosts (topology kind wireless_dumbbell) runs in qlab-ns3-run-wireless, the
 same runner linked with ns-3's Wi-Fi, AODV, mobility and propagation, which
 qlab-ns3-run hands it to."""

@@ -24,7 +24,6 @@ measured offsets go into run.json's fidelity.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -36,11 +35,11 @@ from typing import Any
 from qlab import paths
 from qlab.backends.base import Backend, BackendError
 from qlab.backends.mininet import MininetBackend, _ansible_playbook, _ansible_version
+from qlab.backends.mininet import helper as mininet_helper
 
 PLAYBOOK = paths.ROOT / "playbooks" / "testbed-run.yml"
 HOST_TOOL = paths.ROOT / "testbed" / "host" / "qlab_tb_host.py"
 TRAFFIC_TOOL = paths.ROOT / "disciplines" / "emu" / "qlab_traffic.py"
-MN_HELPER = paths.ROOT / "disciplines" / "emu" / "qlab_mn_run.py"
 KMOD_DIR = paths.ROOT / "build" / "linux" / "kmod"
 TC_DIR = paths.ROOT / "build" / "linux" / "tc"
 # The tc handles the testbed_tc role gives the shaper and the discipline.
@@ -49,16 +48,6 @@ DISC_HANDLE = "10:"
 
 def inventory() -> Path:
     return Path(os.environ.get("QLAB_TESTBED_INVENTORY", paths.ROOT / "inventories" / "vm-testbed.yml"))
-
-
-def _helper():
-    """disciplines/emu/qlab_mn_run.py: the dumbbell reading, parameter text and
-    flow_facts.csv writer every emulating backend shares (stdlib only)."""
-    spec = importlib.util.spec_from_file_location("qlab_mn_run", MN_HELPER)
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _groups(inv: Path) -> dict[str, Any]:
@@ -114,8 +103,13 @@ class TestbedBackend(Backend):
         ports (and destination ports) must differ."""
         out = [
             line.replace("the mininet backend", "the testbed backend")
-            for line in MininetBackend().refuse(plan)
+            for line in MininetBackend().refuse_dumbbell(plan)
         ]
+        if plan["tcp"]["variant"] != "NewReno":
+            out.append(
+                f"tcp.variant: {plan['tcp']['variant']} is not in the testbed backend yet: its traffic "
+                "role sets Linux's reno (NewReno) on the hosts and checks no other algorithm"
+            )
         for key in ("src_port", "dst_port"):
             seen: dict[tuple[str, int], int] = {}
             for f in plan["flows"]:
@@ -142,7 +136,7 @@ class TestbedBackend(Backend):
 
     def job(self, plan: dict[str, Any], groups: dict[str, Any]) -> dict[str, Any]:
         """What the playbook runs: each host's part of the plan."""
-        mn = _helper()
+        mn = mininet_helper()  # the dumbbell reading, parameter text, flow_facts writer
         d = mn.dumbbell(plan)
         hv = groups["hostvars"]
         senders, receivers = groups["senders"], groups["receivers"]
@@ -241,7 +235,7 @@ class TestbedBackend(Backend):
             for fid, got in parts[h]["flows"].items():
                 apps[int(fid)][spec["role"]] = got
         end_ns = min(plan["duration_ns"], max(ended))
-        mn = _helper()
+        mn = mininet_helper()  # the dumbbell reading, parameter text, flow_facts writer
         flow_csv = mn.flow_facts(plan, apps, epoch)
         router = job["router"]
         rows = ["time_ns,queue,band,backlog_pkts,backlog_bytes,enqueued_pkts,dequeued_pkts,dropped_pkts"]

@@ -89,9 +89,24 @@ test_that("the registry's selectors pick the rows of a group and leave other par
   expect_equal(select_metric_rows(metrics, list(metric = "loss_ratio"), "t")$value, 0.3)
 })
 
+test_that("native baselines are the series whose kind is one of ns-3's own queue discs", {
+  scenario <- list(series = list(
+    droptail = list(kind = "droptail", params = list(limit_pkts = 100)),
+    codel = list(kind = "ns3-codel", params = list(limit_pkts = 100)),
+    `my-ns3` = list(kind = "ncq"),
+    pie = list(kind = "ns3-pie")
+  ))
+  expect_equal(native_baselines(scenario), c(codel = "ns3-codel", pie = "ns3-pie"))
+  expect_length(native_baselines(list(series = list(droptail = list(kind = "droptail")))), 0)
+  expect_length(native_baselines(list()), 0)
+})
+
 test_that("analysis/bench.yaml reads, and a bad direction names the entry", {
   spec <- read_bench_spec(file.path("..", "..", "bench.yaml"))
   expect_equal(spec$baseline, "droptail")
+  # the TCP-variant workloads are ranked on the bulk workload's metrics
+  expect_identical(spec$workloads[["bulk-bbr"]]$metrics, spec$workloads$bulk$metrics)
+  expect_identical(spec$workloads[["bulk-cubic"]]$metrics, spec$workloads$bulk$metrics)
   path <- tempfile(fileext = ".yaml")
   yaml::write_yaml(list(baseline = "droptail", workloads = list(bulk = list(metrics = list(
     list(metric = "fairness_jain", better = "up")

@@ -639,7 +639,26 @@ bad_plan "udp: overlapping on-periods" "$tmp/udp.json" "j['flows'][0]['on_period
 	"flows\[0\].on_periods_ns\[1\]"
 bad_plan "ns3-fifo takes limit_pkts only" "$tmp/id-fifo.json" \
 	"[l for l in j['links'] if l['id'] == 'bottleneck'][0]['queues']['L']['params']['thresh'] = 0.1" \
-	"queues.L.params.thresh: not a field"
+	"queues.L.params.thresh: not a parameter of ns3-fifo (its parameters: limit_pkts)"
+# ns-3's native baselines at the bottleneck (link 4): every parameter given and checked
+bn="j['links'][4]['queues']['L']"
+codel="{'kind': 'ns3-codel', 'params': {'limit_pkts': 100, 'target_ns': 5000000, 'interval_ns': 100000000, 'min_bytes': 1500}}"
+fq="{'kind': 'ns3-fq-codel', 'params': {'limit_pkts': 100, 'flows': 1024, 'quantum_bytes': 1514, 'target_ns': 5000000, 'interval_ns': 100000000, 'drop_batch_pkts': 64}}"
+pie="{'kind': 'ns3-pie', 'params': {'limit_pkts': 100, 'target_ns': 15000000, 'tupdate_ns': 15000000, 'alpha': 0.125, 'beta': 1.25, 'max_burst_ns': 150000000, 'dq_rate_estimator': False, 'dq_threshold_bytes': 16384, 'cap_drop_adjustment': True, 'derandomization': False}}"
+bad_plan "ns3-codel: a parameter missing" "$p" "$bn = $codel; del ${bn}['params']['min_bytes']" \
+	"links\[4\].queues.L.params.min_bytes: missing (a plan gives every parameter of ns3-codel)"
+bad_plan "ns3-codel: a target of 0 ns" "$p" "$bn = $codel; ${bn}['params']['target_ns'] = 0" \
+	"links\[4\].queues.L.params.target_ns: expected an integer between 1 and 1000000000000, got 0"
+bad_plan "ns3-fq-codel: a parameter it does not have" "$p" "$bn = $fq; ${bn}['params']['perturbation'] = 1" \
+	"links\[4\].queues.L.params.perturbation: not a parameter of ns3-fq-codel"
+bad_plan "ns3-pie: alpha out of range" "$p" "$bn = $pie; ${bn}['params']['alpha'] = -0.5" \
+	"links\[4\].queues.L.params.alpha: expected a number between 0 and 100, got -0.5"
+bad_plan "ns3-pie: a boolean as a number" "$p" "$bn = $pie; ${bn}['params']['derandomization'] = 0" \
+	"links\[4\].queues.L.params.derandomization: expected true or false, got 0"
+bad_plan "ns3-pie: a seed (its draws are an ns-3 stream)" "$p" "$bn = dict($pie, seed=3)" \
+	"links\[4\].queues.L.seed: not a field of this queue kind"
+bad_plan "tcp.variant unknown" "$p" "j['tcp']['variant'] = 'Vegas'" \
+	"tcp.variant: expected one of NewReno, Cubic, Bbr, got \"Vegas\""
 bad_plan "a class the discipline has no band for" "$tmp/prio.json" "j['flows'][1]['tos'] = 7 << 5" \
 	"flows\[1\].tos: the prio queue at L on link bottleneck refuses cls 7"
 bad_plan "handshake not a boolean" "$p" "j['tcp']['handshake'] = 'no'" "tcp.handshake: expected true or false"

@@ -8,7 +8,7 @@ point and seed, checked by qlab.plan.check (docs/jobs.md).
 --flows N sets workload.flows (the scenario's sweep over it is dropped);
 --packets turns the packet trace on; --ns3-fifo replaces every droptail
 queue by ns-3's own FifoQueueDisc with the same limit (the reference the
-droptail adapter is compared with; not a scenario discipline).
+droptail adapter is compared with).
 benchmarks/ns3-scaling.py and benchmarks/ns3-adapter.sh use make_plan too.
 """
 
