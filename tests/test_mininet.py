@@ -38,6 +38,7 @@ from .small_plans import LOSSLESS, MS, TCP, S, bulk_flow, poisson_flow, small_du
 from .small_plans import link as _link
 from .small_plans import queue as _queue
 from .small_plans import write_plan as _write
+from .test_e2e import snakemake as e2e_snakemake
 from .test_native import CODEL
 
 EMU_DIR = REPO / "disciplines" / "emu"
@@ -1064,29 +1065,7 @@ def test_the_emulation_validation_end_to_end(emu, tmp_path):
         shutil.copy(REPO / "scenarios" / "validation" / name, scen_dir / name)
     results = tmp_path / "results"
     claims_csv = results / "analysis" / "validation" / "claims.csv"
-    cmd = [
-        str(SNAKEMAKE),
-        "--workflow-profile",
-        "workflows/profiles/local",
-        "--cores",
-        "2",
-        "--quiet",
-        "rules",
-        "host",
-        "--config",
-        "profile=test",
-        f"results={results}",
-        f"scenarios={json.dumps([str(scen_dir / 'emu-md1.yaml')])}",
-        'backends=["mininet"]',
-        "--",
-        str(claims_csv),
-    ]
-    proc = subprocess.run(
-        cmd, cwd=REPO, capture_output=True, text=True, timeout=600, env=dict(os.environ, TZ="UTC")
-    )
-    if proc.returncode != 0:
-        logs = "\n".join(p.read_text(errors="replace")[-2000:] for p in (results / "logs").rglob("*.log"))
-        pytest.fail(f"snakemake failed:\n{proc.stderr[-3000:]}\n{logs}")
+    e2e_snakemake(tmp_path, scen_dir, 'backends=["mininet"]', "--", str(claims_csv))
     spec = importlib.util.spec_from_file_location("emu_arrivals", REPO / "benchmarks" / "emu-arrivals.py")
     arrivals = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(arrivals)
