@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import csv
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -97,6 +98,31 @@ def test_the_native_kinds_are_the_job_schemas_and_named_ns3():
     assert not any(name.startswith(native.PREFIX) for name in core.names())
     text = (REPO / "disciplines/ns2/qlab_ns2_run.py").read_text(encoding="utf-8")
     assert f'NS3_OWN = "{native.PREFIX}"' in text
+
+
+def test_the_runners_table_of_native_kinds_is_the_job_schemas():
+    """disciplines/ns3/qlab-plan.cc's Ns3Kinds() repeats each kind's
+    parameters, in the schema's order and with the schema's ranges (its
+    comment says so): checked here, so neither can change alone."""
+    text = (REPO / "disciplines/ns3/qlab-plan.cc").read_text(encoding="utf-8")
+    table = text[text.index("Ns3Kinds()") : text.index("return kinds;")]
+    consts = {"kMaxPkts": 1_000_000, "kMaxTimeNs": 1e12}
+    entry = re.compile(r'\{"(\w+)",\s*(?:"\w+"|nullptr),\s*Ns3Value::(\w+),\s*([\w.]+),\s*([\w.]+)\}')
+    starts = [(m.start(), m.group(1)) for m in re.finditer(r'\{"(ns3-[\w-]+)",', table)]
+    assert [k for _, k in starts] == native.kinds()
+    for i, (at, kind) in enumerate(starts):
+        block = table[at : starts[i + 1][0] if i + 1 < len(starts) else len(table)]
+        got = {
+            name: (kind_of, float(consts.get(lo, lo)), float(consts.get(hi, hi)))
+            for name, kind_of, lo, hi in entry.findall(block)
+        }
+        schema = native.param_schemas(kind)
+        assert list(got) == list(schema), kind
+        for name, spec in schema.items():
+            if spec["type"] == "boolean":
+                assert got[name] == ("BOOL", 0, 1), (kind, name)
+            else:
+                assert got[name][1:] == (spec["minimum"], spec["maximum"]), (kind, name)
 
 
 def test_a_series_names_a_native_kind_with_every_parameter(tmp_path):
