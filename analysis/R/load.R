@@ -204,8 +204,6 @@ read_scenario_json <- function(path) {
   jsonlite::read_json(path, simplifyVector = FALSE)
 }
 
-#' Read results/provenance.json (`file = "software.json"`: what a
-#' reproduction runs with, written before its runs; qlab/provenance.py).
 #' Why a scenario has no results, when the reproduction's software.json
 #' (qlab provenance --software-only, written before any run) says its
 #' profile lists no backend for it; NULL otherwise (not run for another
@@ -220,6 +218,8 @@ scenario_not_run_reason <- function(results_dir, scenario) {
           software$profile, scenario)
 }
 
+#' Read results/provenance.json (`file = "software.json"`: what a
+#' reproduction runs with, written before its runs; qlab/provenance.py).
 read_provenance <- function(results_dir, file = "provenance.json") {
   path <- file.path(results_dir, file)
   if (!file.exists(path)) {
