@@ -38,8 +38,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from qlab import plan as plans  # noqa: E402
+from qlab.backends.mininet import helper  # noqa: E402
 
-OVERHEAD_BYTES = 2  # disciplines/emu/qlab_mn_run.py LINK_OVERHEAD_BYTES
+# the overhead qlab-emu's link model adds to each packet (the Mininet runner passes it)
+OVERHEAD_BYTES = helper().LINK_OVERHEAD_BYTES
 
 
 def lindley(arrivals_s: list[float], service_s: list[float]) -> list[float]:
