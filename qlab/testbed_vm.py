@@ -11,15 +11,19 @@ socket netdevs (no tap, bridge or root network change on this machine):
 
 so the router's kernel forwards every data packet, through the qdisc on its
 egress eth2. TCG only (no KVM here): each VM is one emulated CPU, run with
-``nice``. ``up`` records each QEMU's PID in ``build/testbed/run/<vm>.pid``,
-waits for SSH, sets each guest's clock from this machine's and writes the
-Ansible inventory ``inventories/vm-testbed.yml``; ``down`` stops exactly
-those PIDs (checked to be this testbed's QEMU first).
+``nice``. ``up`` starts an NTP server on this machine (chronyd serving its
+clock on 127.0.0.1, reached by the guests as 10.0.2.2 through QEMU's user
+networking, without touching this machine's clock), records each process's
+PID in ``build/testbed/run/<name>.pid``, waits for SSH and for each guest's
+chronyd to have its clock within half the clock bound of this machine's,
+and writes the Ansible inventory ``inventories/vm-testbed.yml``; ``down`` stops
+exactly those PIDs (checked to be this testbed's processes first).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -37,7 +41,12 @@ MKROOTFS = paths.ROOT / "testbed" / "vm" / "mkrootfs.sh"
 # PORT_BASE+100 (QLAB_TESTBED_PORT_BASE moves them all).
 PORT_BASE = int(os.environ.get("QLAB_TESTBED_PORT_BASE", "2230"))
 MEMORY_MB = int(os.environ.get("QLAB_TESTBED_MEMORY_MB", "384"))
-CLOCK_BOUND_MS = 50
+# The NTP server's port on 127.0.0.1 (10.0.2.2 in the guests).
+NTP_PORT = PORT_BASE + 99
+# Each host's clock against this machine's: chrony's own estimate (offset
+# plus its maximum error) within this, and the SSH probe's, whose bracket is
+# seconds wide under TCG, within this plus its uncertainty.
+CLOCK_BOUND_MS = 10
 BOOT_TIMEOUT_S = float(os.environ.get("QLAB_TESTBED_BOOT_TIMEOUT_S", "420"))
 
 
@@ -87,6 +96,7 @@ def qemu_command(vm: VM) -> list[str]:
         append.append("qlab.route=" + ",".join(vm.routes))
     if vm.forward:
         append.append("qlab.forward=1")
+    append.append(f"qlab.ntp=10.0.2.2:{NTP_PORT}")
     cmd = [
         "qemu-system-x86_64",
         "-name",
@@ -155,19 +165,67 @@ def _ssh_base(vm: VM) -> list[str]:
     ]
 
 
-def _pid(vm: VM) -> int | None:
-    """The PID recorded for vm, when that process is still this testbed's QEMU."""
-    f = RUN / f"{vm.name}.pid"
+def _recorded(name: str, mark: str) -> int | None:
+    """The PID recorded as RUN/<name>.pid, when that process is still ours
+    (its command line holds ``mark``)."""
+    f = RUN / f"{name}.pid"
     try:
         pid = int(f.read_text().strip())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
     except (OSError, ValueError):
         return None
-    return pid if f"qlab-testbed-{vm.name}".encode() in cmdline else None
+    return pid if mark.encode() in cmdline else None
+
+
+def _pid(vm: VM) -> int | None:
+    """The PID recorded for vm, when that process is still this testbed's QEMU."""
+    return _recorded(vm.name, f"qlab-testbed-{vm.name}")
+
+
+def _ntp_pid() -> int | None:
+    return _recorded("chronyd", str(RUN / "chronyd.conf"))
 
 
 def status() -> dict[str, int | None]:
     return {vm.name: _pid(vm) for vm in VMS}
+
+
+def start_ntp() -> None:
+    """This machine's clock served over NTP on 127.0.0.1:NTP_PORT by a
+    chronyd of the testbed's own (``-x``: it never adjusts this machine's
+    clock; ``local``: it serves it as the reference)."""
+    if _ntp_pid():
+        return
+    exe = shutil.which("chronyd") or ("/usr/sbin/chronyd" if Path("/usr/sbin/chronyd").exists() else None)
+    if not exe:
+        raise TestbedError(
+            "chronyd not found: the VMs' clocks follow this machine's by NTP (apt-get install chrony)"
+        )
+    if not _port_free(NTP_PORT, socket.SOCK_DGRAM):
+        raise TestbedError(
+            f"127.0.0.1:{NTP_PORT}/udp is in use (QLAB_TESTBED_PORT_BASE moves the testbed's ports)"
+        )
+    conf = RUN / "chronyd.conf"
+    pidfile = RUN / "chronyd.pid"
+    conf.write_text(
+        "# the virtual testbed's NTP server (qlab/testbed_vm.py): serves this machine's clock\n"
+        f"port {NTP_PORT}\nbindaddress 127.0.0.1\nallow 127.0.0.1\nlocal stratum 8\n"
+        f"cmdport 0\nbindcmdaddress /\npidfile {pidfile}\n"
+    )
+    pidfile.unlink(missing_ok=True)
+    log = RUN / "chronyd.log"
+    with open(log, "wb") as err:
+        # -x: never touch this machine's clock; -u root: its files are ours
+        proc = subprocess.run(
+            [exe, "-x", "-u", "root", "-f", str(conf)], stdout=err, stderr=subprocess.STDOUT, check=False
+        )
+    for _ in range(50):
+        if _ntp_pid():
+            return
+        time.sleep(0.1)
+    raise TestbedError(
+        f"chronyd did not start (exit {proc.returncode}): {log.read_text(errors='replace').strip()[-300:]}"
+    )
 
 
 def build_image() -> None:
@@ -187,8 +245,9 @@ def _port_free(port: int, kind: int) -> bool:
 
 
 def up(build: bool = True) -> Path:
-    """Boot the three VMs (those not running), wait for SSH, set their clocks,
-    write the inventory; returns the inventory's path."""
+    """Boot the three VMs (those not running), wait for SSH and for their
+    clocks to follow this machine's, write the inventory; returns the
+    inventory's path."""
     if os.path.exists("/work/QUIET"):
         raise TestbedError("/work/QUIET exists: a timed measurement is running; not starting VMs")
     if build:
@@ -197,6 +256,7 @@ def up(build: bool = True) -> Path:
         if not (BUILD / f).exists():
             raise TestbedError(f"{BUILD / f} missing: build the image (testbed/vm/mkrootfs.sh)")
     RUN.mkdir(parents=True, exist_ok=True)
+    start_ntp()
     hostkey = (BUILD / "ssh" / "host_ed25519.pub").read_text().split()[:2]
     (BUILD / "ssh" / "known_hosts").write_text(
         "".join(f"[127.0.0.1]:{vm.ssh_port} {' '.join(hostkey)}\n" for vm in VMS)
@@ -224,17 +284,25 @@ def up(build: bool = True) -> Path:
     for vm in VMS:
         _wait_ssh(vm, t0)
     for vm in VMS:
-        set_clock(vm)
+        wait_clock(vm, t0)
     write_inventory(INVENTORY)
     return INVENTORY
+
+
+def _read(f: Path) -> str:
+    try:
+        return f.read_text(errors="replace").strip()
+    except OSError:
+        return ""
 
 
 def _wait_ssh(vm: VM, t0: float) -> None:
     while True:
         if not _pid(vm):
-            err = (RUN / f"{vm.name}.qemu.err").read_text(errors="replace").strip()
-            tail = (RUN / f"{vm.name}.log").read_text(errors="replace").strip().splitlines()[-5:]
-            raise TestbedError(f"{vm.name}: QEMU exited during boot: {err or ' | '.join(tail)}")
+            err, tail = _read(RUN / f"{vm.name}.qemu.err"), _read(RUN / f"{vm.name}.log").splitlines()[-5:]
+            raise TestbedError(
+                f"{vm.name}: QEMU exited during boot: {err or ' | '.join(tail) or 'no output'}"
+            )
         r = subprocess.run([*_ssh_base(vm), "true"], capture_output=True, check=False, timeout=60)
         if r.returncode == 0:
             return
@@ -246,19 +314,41 @@ def _wait_ssh(vm: VM, t0: float) -> None:
         time.sleep(3)
 
 
-def set_clock(vm: VM) -> None:
-    """Step the guest's clock to this machine's (its RTC gave it whole
-    seconds): the time is sent when the SSH session is open, on stdin, so
-    the step is off by the session's one-way latency only; preflight then
-    measures the offset and holds it to a bound."""
-    script = "read t; date -u -s @$t >/dev/null"
-    proc = subprocess.Popen([*_ssh_base(vm), script], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    time.sleep(1.0)  # the session is up
-    assert proc.stdin
-    proc.stdin.write(f"{time.time():.6f}\n".encode())
-    proc.stdin.close()
-    if proc.wait(timeout=60) != 0:
-        raise TestbedError(f"{vm.name}: could not set the clock over SSH")
+def wait_clock(vm: VM, t0: float) -> float:
+    """Wait until the guest's chronyd follows this machine's NTP server
+    within CLOCK_BOUND_MS (its offset plus its maximum error); returns that
+    sum in ms. The guest boots on its RTC's whole seconds and chronyd steps
+    it in its first updates, then slews."""
+    script = "chronyc -n tracking"
+    last = ""
+    while True:
+        r = subprocess.run([*_ssh_base(vm), script], capture_output=True, text=True, check=False, timeout=60)
+        f = dict(
+            (k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in r.stdout.splitlines())
+        )
+        try:
+            err_ms = 1e3 * (
+                abs(float(f["System time"].split()[0]))
+                + float(f["Root dispersion"].split()[0])
+                + float(f["Root delay"].split()[0]) / 2
+            )
+            synced = f.get("Leap status") == "Normal"
+        except (KeyError, ValueError, IndexError):
+            err_ms, synced = float("inf"), False
+        last = (
+            f"leap status {f.get('Leap status', '?')}, within {err_ms:.1f} ms"
+            if r.returncode == 0
+            else r.stderr
+        )
+        if synced and err_ms <= CLOCK_BOUND_MS / 2:
+            return err_ms
+        if time.monotonic() - t0 > BOOT_TIMEOUT_S:
+            raise TestbedError(
+                f"{vm.name}: its clock did not follow this machine's within {CLOCK_BOUND_MS / 2:g} ms "
+                f"after {BOOT_TIMEOUT_S:.0f} s (chronyc -n tracking: {last.strip()[-200:]}; "
+                f"the NTP server's log {RUN / 'chronyd.log'})"
+            )
+        time.sleep(2)
 
 
 def write_inventory(path: Path) -> None:
@@ -302,11 +392,12 @@ def write_inventory(path: Path) -> None:
         # one SSH round trip per task, not three (each costs seconds under TCG)
         "        ansible_pipelining: true",
         "        testbed_virtual: true",
-        # the guests' clocks are stepped from this machine's at boot (no
-        # chrony server here): a looser bound than hardware with PTP
+        # the guests' chronyd follow this machine's clock (start_ntp)
         f"        testbed_preflight_max_clock_offset_ms: {CLOCK_BOUND_MS}",
-        # each Ansible task costs seconds under TCG on a shared machine
-        "        testbed_epoch_lead_s: 150",
+        "        testbed_preflight_require_chrony: true",
+        # the two steps after the epoch is chosen (start the sampler, start
+        # the flows) take seconds each under TCG on a shared machine
+        "        testbed_epoch_lead_s: 30",
         f"        testbed_preflight_kernel: {(BUILD / 'kver').read_text().strip()}",
         "",
     ]
@@ -315,8 +406,14 @@ def write_inventory(path: Path) -> None:
 
 
 def down() -> list[str]:
-    """Stop the VMs this testbed started (by their recorded PIDs); returns their names."""
+    """Stop the VMs and the NTP server this testbed started (by their
+    recorded PIDs); returns their names."""
     stopped = []
+    pid = _ntp_pid()
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        stopped.append("chronyd")
+    (RUN / "chronyd.pid").unlink(missing_ok=True)
     for vm in VMS:
         pid = _pid(vm)
         if pid:

@@ -4,6 +4,10 @@
     qlab_traffic.py sink --flow FLOW.json --epoch-ns E --end-ns T --out F.json
     qlab_traffic.py send --flow FLOW.json --epoch-ns E --end-ns T --out F.json
 
+(or --epoch-file EPOCH.json instead of --epoch-ns: the process starts, writes
+F.json.waiting, then waits for that file, {"epoch_ns": E}, so that a slow
+host pays its start-up before the epoch is chosen: the testbed backend)
+
 FLOW.json is {"flow": <a flow of the plan (docs/jobs.md)>, "dst_address": IPV4,
 "tcp": <the plan's tcp>}: the runner's slice of the plan for one flow. A
 `bulk` flow is TCP, `cbr`/`onoff`/`voip`/`poisson` UDP. A `poisson` flow's
@@ -378,11 +382,30 @@ def udp_sink(spec: dict, end_ns: int, out: str) -> None:
     write_json(out, state)
 
 
+def wait_epoch(path: str) -> int:
+    """The epoch from PATH ({"epoch_ns": E}, written atomically), once it
+    exists: the process sleeps until SIGUSR1 (the host's worker sends it
+    when the file is there; blocked, so none is lost), looking once a second
+    (a polling loop would take a slow guest's CPU from the run)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+    try:
+        while True:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    return int(json.load(fh)["epoch_ns"])
+            except FileNotFoundError:
+                signal.sigtimedwait([signal.SIGUSR1], 1.0)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR1])
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="qlab_traffic.py", description=__doc__.split("\n")[0])
     p.add_argument("role", choices=("send", "sink"))
     p.add_argument("--flow", required=True, help="the flow's JSON (the runner's slice of the plan)")
-    p.add_argument("--epoch-ns", type=int, required=True, help="CLOCK_REALTIME of the plan's time 0")
+    when = p.add_mutually_exclusive_group(required=True)
+    when.add_argument("--epoch-ns", type=int, help="CLOCK_REALTIME of the plan's time 0")
+    when.add_argument("--epoch-file", help='wait for this file, {"epoch_ns": E}, then run with E')
     p.add_argument("--end-ns", type=int, required=True, help="the run's end, ns after the epoch")
     p.add_argument("--out", required=True)
     a = p.parse_args(argv)
@@ -390,6 +413,14 @@ def main(argv: list[str] | None = None) -> int:
         spec = json.load(fh)
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    if a.epoch_file:
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])  # before the worker can send it
+        write_json(a.out + ".waiting", {})  # started: the host's worker counts these
+        try:
+            a.epoch_ns = wait_epoch(a.epoch_file)
+        except Stop:
+            write_json(a.out, {"final": True, "stopped_before_epoch": True})
+            return 0
     end = a.epoch_ns + a.end_ns
     udp = spec["flow"]["app"] in UDP_APPS
     if a.role == "sink":

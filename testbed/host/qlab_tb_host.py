@@ -1,16 +1,46 @@
 #!/usr/bin/env python3
 """A testbed host's part of one qlab run (the testbed backend; any Python >= 3.9, stdlib only).
 
-    qlab_tb_host.py traffic --spec HOST.json --epoch-ns E --out DIR
-    qlab_tb_host.py sample --spec SAMPLE.json --epoch-ns E --out DIR
+The roles' steps, each run by Ansible's `script` module (no Ansible module
+runs on the host: under TCG each costs seconds) and each printing one JSON
+object that the role's assertions read on the controller:
 
-Ansible (roles testbed_traffic and testbed_collect) copies this file and
-disciplines/emu/qlab_traffic.py (the one per-flow traffic tool every
-emulating backend uses) to each host and runs it there.
+    qlab_tb_host.py preflight --spec JSON      what the host is (user, kernel, tools,
+                                               disk, clock, offloads, data-plane peers)
+    BUNDLE.pyz kmod --spec JSON                qlab's modules and tc plugins from the
+                                               bundle: installed, (re)loaded, checked
+    qlab_tb_host.py tc --spec JSON             shaper + discipline on the egress, netem on
+                                               the reverse path, dumped and checked
+    BUNDLE.pyz prepare --spec JSON             a fresh run directory with this tool, the
+                                               bundle's files (the traffic tool and the
+                                               host's part) and the spec's; sysctls,
+                                               offloads; the host's part started in the
+                                               background (below), waiting for the epoch
+    qlab_tb_host.py start --dir D --epoch-ns E the epoch, to the part prepare armed
+    qlab_tb_host.py wait --dir D --timeout-s T until the part wrote its facts
+    qlab_tb_host.py stop --dir D --end-ns N    the router's sampler: the run's end, then wait
+    qlab_tb_host.py collect --dir D            the facts files, as one JSON object
+
+and the two workers `prepare` starts:
+
+    qlab_tb_host.py traffic --spec HOST.json --epoch-file EPOCH.json --out DIR
+    qlab_tb_host.py sample --spec SAMPLE.json --epoch-file EPOCH.json --out DIR
+
+Each starts what it runs (the traffic worker one qlab_traffic.py process per
+flow, each of which also waits for EPOCH.json) before the epoch is chosen,
+then waits for `start` to write EPOCH.json, {"epoch_ns": E}: on a slow host
+(a TCG VM) the processes' start-up is paid before the run's time 0, not
+after it.
+
+BUNDLE.pyz is this tool with the files a step needs, packed on the
+controller by mkbundle.py into one executable zip, so that `script` sends
+them with the tool in one step (a copy module costs two module runs). The
+traffic worker runs disciplines/emu/qlab_traffic.py (the one per-flow
+traffic tool every emulating backend uses), which comes in the bundle.
 
 E is CLOCK_REALTIME (ns) of the plan's time 0, chosen by the controller a
-little ahead (the specs are written before it is known). A host that starts
-after E fails: its flows could not start at their times.
+little ahead (testbed_epoch_lead_s). A host told E after it has passed
+fails: its flows could not start at their times.
 
 traffic: HOST.json is {"host", "role": "send"|"sink", "duration_ns",
 "stop_when_done", "udp_drain_ns", "flows": [{"flow", "dst_address", "tcp"}]}.
@@ -38,8 +68,10 @@ and the qdisc's per-band counters) and DIR/host-facts.json.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -84,12 +116,56 @@ def done(spec: dict, item: dict, out: str, now_ns: int) -> bool:
     return got is not None  # the sender writes its counters once the receiver closed
 
 
-def traffic(spec: dict, out_dir: str) -> int:
+ARM_TIMEOUT_S = 900  # a worker waits this long for its epoch
+ARM_WAIT_S = 180  # prepare waits this long for the worker to start
+
+
+def wait_epoch(path: str, procs: dict[int, subprocess.Popen]) -> tuple[int, str]:
+    """The run's epoch once the controller wrote it ({"epoch_ns": E}), and a
+    problem: a flow process that died while waiting, no epoch within
+    ARM_TIMEOUT_S, or an epoch that had passed when it arrived."""
+    t_end = time.monotonic() + ARM_TIMEOUT_S
+    while True:
+        doc = read_json(path)
+        if doc is not None:
+            epoch = int(doc["epoch_ns"])
+            late = time.time_ns() - epoch
+            # the flow processes sleep until told (qlab_traffic.py's wait_epoch)
+            for p in procs.values():
+                if p.poll() is None:
+                    p.send_signal(signal.SIGUSR1)
+            return epoch, (
+                f"the run's epoch arrived {late / 1e9:.1f} s after it had passed" if late > 0 else ""
+            )
+        for fid, p in procs.items():
+            if p.poll() is not None:
+                return 0, f"flow {fid}'s process exited ({p.returncode}) before the run began"
+        if time.monotonic() > t_end:
+            return 0, f"no epoch after {ARM_TIMEOUT_S} s: the controller never started the run"
+        # `start` signals SIGUSR1 once the file is there (blocked in main, so
+        # none is lost); the timeout only looks after the flow processes: a
+        # polling loop would take a TCG guest's CPU from the run
+        signal.sigtimedwait([signal.SIGUSR1], 1.0)
+
+
+def wait_files(paths: list[str], procs: dict[int, subprocess.Popen]) -> str:
+    """Until every path exists; a problem if a process died first or it took ARM_TIMEOUT_S."""
+    t_end = time.monotonic() + ARM_TIMEOUT_S
+    while not all(os.path.exists(p) for p in paths):
+        for fid, p in procs.items():
+            if p.poll() is not None:
+                return f"flow {fid}'s process exited ({p.returncode}) before the run began"
+        if time.monotonic() > t_end:
+            return f"the flows' processes had not started after {ARM_TIMEOUT_S} s"
+        time.sleep(0.2)
+    return ""
+
+
+def traffic(spec: dict, out_dir: str, epoch_file: str) -> int:
     facts = os.path.join(out_dir, "host-facts.json")
     role = spec["role"]
     procs: dict[int, subprocess.Popen] = {}
     outs: dict[int, str] = {}
-    end_abs = spec["epoch_ns"] + spec["duration_ns"]
     problem = ""
     for item in spec["flows"]:
         fid = item["flow"]["flow_id"]
@@ -103,8 +179,8 @@ def traffic(spec: dict, out_dir: str) -> int:
                 role,
                 "--flow",
                 flow_file,
-                "--epoch-ns",
-                str(spec["epoch_ns"]),
+                "--epoch-file",
+                epoch_file,
                 "--end-ns",
                 str(spec["duration_ns"]),
                 "--out",
@@ -112,8 +188,13 @@ def traffic(spec: dict, out_dir: str) -> int:
             ],
             stderr=open(os.path.join(out_dir, f"{role}-{fid}.err"), "wb"),  # noqa: SIM115
         )
+    # every flow process started (and paid its start-up): armed, then the epoch
+    problem = wait_files([f"{o}.waiting" for o in outs.values()], procs)
+    write_json(os.path.join(out_dir, "armed.json"), {"problem": problem})
+    spec["epoch_ns"], problem = (0, problem) if problem else wait_epoch(epoch_file, procs)
+    end_abs = spec["epoch_ns"] + spec["duration_ns"]
     pending = {item["flow"]["flow_id"]: item for item in spec["flows"]}
-    while True:
+    while not problem:
         now = time.time_ns()
         for fid, p in procs.items():
             if p.poll() is not None:
@@ -172,8 +253,16 @@ def qdisc_bands(dev: str, handle: str) -> list[dict]:
     raise RuntimeError(f"no qdisc {handle} on {dev}")
 
 
-def sample(spec: dict, out_dir: str) -> int:
-    epoch, interval = spec["epoch_ns"], spec["interval_ns"]
+def sample(spec: dict, out_dir: str, epoch_file: str) -> int:
+    write_json(os.path.join(out_dir, "armed.json"), {"problem": ""})
+    epoch, problem = wait_epoch(epoch_file, {})
+    if problem:
+        write_json(
+            os.path.join(out_dir, "host-facts.json"),
+            {"host": spec["host"], "complete": False, "problem": problem},
+        )
+        return 1
+    interval = spec["interval_ns"]
     end_abs = epoch + spec["duration_ns"]
     samples = []
     k = 0
@@ -204,34 +293,447 @@ def sample(spec: dict, out_dir: str) -> int:
     return 0
 
 
+# --- the roles' steps (each prints one JSON object) -------------------------
+
+
+def run(argv: list[str], timeout: float = 120) -> tuple[int, str, str]:
+    """A command's exit status, stdout and stderr (127 when it is not installed)."""
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except FileNotFoundError:
+        return 127, "", f"{argv[0]}: not found"
+    except subprocess.TimeoutExpired:
+        return 124, "", f"{' '.join(argv)}: no answer in {timeout:.0f} s"
+    return p.returncode, p.stdout, p.stderr.strip()
+
+
+def chrony_tracking() -> dict | None:
+    """chronyd's view of this host's clock (`chronyc -n tracking`), or None
+    where chronyd does not answer. offset_ms is this clock minus the NTP
+    reference; max_error_ms chrony's bound on the reference's own error
+    (root dispersion plus half the root delay)."""
+    rc, out, _ = run(["chronyc", "-n", "tracking"], timeout=10)
+    if rc != 0:
+        return None
+    f = {}
+    for line in out.splitlines():
+        k, _, v = line.partition(":")
+        f[k.strip()] = v.strip()
+    try:
+        off_s = float(f["System time"].split()[0])
+        if "slow" in f["System time"]:
+            off_s = -off_s
+        max_err_s = float(f["Root dispersion"].split()[0]) + float(f["Root delay"].split()[0]) / 2
+    except (KeyError, ValueError, IndexError):
+        return {"synchronised": False, "leap": f.get("Leap status", "unknown"), "reference": ""}
+    return {
+        "synchronised": f.get("Leap status") == "Normal"
+        and not f.get("Reference ID", "").startswith("00000000"),
+        "leap": f.get("Leap status", "unknown"),
+        "reference": f.get("Reference ID", ""),
+        "offset_ms": round(off_s * 1e3, 4),
+        "max_error_ms": round(max_err_s * 1e3, 4),
+    }
+
+
+def step_preflight(spec: dict) -> dict:
+    """spec: {"work_dir", "ifaces": [...], "peers": [...]}."""
+    out: dict = {"clock_ns": time.time_ns(), "uid": os.getuid(), "kernel": os.uname().release}
+    out["missing"] = [t for t in ("tc", "ip", "ethtool", "sysctl", "ping") if not shutil.which(t)]
+    out["headers"] = os.path.isdir(f"/lib/modules/{out['kernel']}/build")
+    try:
+        st = os.statvfs(spec["work_dir"])
+        out["free_mb"] = st.f_bavail * st.f_frsize // (1 << 20)
+    except OSError as e:
+        out["free_mb"] = 0
+        out["disk_error"] = str(e)
+    out["chrony"] = chrony_tracking()
+    out["offloads"] = {}
+    out["iface_errors"] = {}
+    for dev in spec.get("ifaces", []):
+        rc, text, err = run(["ethtool", "-k", dev], timeout=20)
+        if rc != 0:
+            out["iface_errors"][dev] = err or f"ethtool exit {rc}"
+            continue
+        out["offloads"][dev] = "; ".join(
+            line.strip()
+            for line in text.splitlines()
+            if line.startswith(
+                ("tcp-segmentation-offload:", "generic-segmentation-offload:", "generic-receive-offload:")
+            )
+        )
+    out["unreachable"] = [
+        a for a in spec.get("peers", []) if run(["ping", "-c", "1", "-W", "3", a], timeout=10)[0] != 0
+    ]
+    return out
+
+
+QLAB_QDISCS = ("qlab", "ncq", "cqaqm", "srd", "rbwfq")
+
+
+def bundle_files() -> dict[str, bytes]:
+    """The files of the bundle (testbed/host/mkbundle.py) this tool runs
+    from, by name; none when it runs as a plain script."""
+    import zipfile
+
+    if not zipfile.is_zipfile(sys.argv[0]):
+        return {}
+    with zipfile.ZipFile(sys.argv[0]) as z:
+        return {n: z.read(n) for n in z.namelist() if n != "__main__.py" and "/" not in n}
+
+
+def _same(path: str, data: bytes) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read() == data
+    except OSError:
+        return False
+
+
+def _write(path: str, data: bytes, mode: int = 0o644) -> None:
+    tmp = f"{path}.qlab-tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def step_kmod(spec: dict) -> dict:
+    """spec: {"modules": [load order], "tc_lib_dir", "method": "prebuilt" |
+    "dkms", "reload": bool}. The bundle this runs from (mkbundle.py) holds
+    <module>.ko (prebuilt; DKMS installs its own) and q_<name>.so.
+    Modules whose files changed (all of them with reload, after a DKMS
+    build) are unloaded first, with the qlab qdiscs that hold them, so the
+    run uses what was built."""
+    kernel = os.uname().release
+    mod_dir = f"/lib/modules/{kernel}/updates/qlab"
+    res: dict = {"kernel": kernel, "changed": False, "installed": [], "reloaded": [], "failed": {}}
+    files = bundle_files()
+    os.makedirs(mod_dir, exist_ok=True)
+    changed_mods = list(spec["modules"]) if spec.get("reload") else []
+    for name in spec["modules"] if spec.get("method", "prebuilt") == "prebuilt" else []:
+        data = files.get(f"{name}.ko")
+        if data is None:
+            res["failed"][name] = "not in the bundle (was it built?)"
+            continue
+        if not _same(f"{mod_dir}/{name}.ko", data):
+            _write(f"{mod_dir}/{name}.ko", data)
+            if name not in changed_mods:
+                changed_mods.append(name)
+    for name, data in sorted(files.items()):
+        if name.startswith("q_") and name.endswith(".so"):
+            dest = os.path.join(spec["tc_lib_dir"], name)
+            if not _same(dest, data):
+                os.makedirs(spec["tc_lib_dir"], exist_ok=True)
+                _write(dest, data)
+                res["installed"].append(name)
+    res["installed"] += [f"{m}.ko" for m in changed_mods if not spec.get("reload")]
+    if changed_mods:
+        res["changed"] = True
+        rc, _, err = run(["depmod", "-a", kernel])
+        if rc != 0:
+            res["failed"]["depmod"] = err
+        loaded = [m for m in spec["modules"] if os.path.exists(f"/sys/module/{m}")]
+        if loaded:
+            # the new files replace modules in use: remove the qlab qdiscs, then the modules
+            rc, text, _ = run(["tc", "-j", "qdisc", "show"])
+            for q in json.loads(text or "[]") if rc == 0 else []:
+                if q.get("kind") in QLAB_QDISCS and q.get("root"):
+                    run(["tc", "qdisc", "del", "dev", q["dev"], "root"])
+            for m in reversed(loaded):
+                rc, _, err = run(["rmmod", m])
+                if rc != 0:
+                    res["failed"][m] = f"cannot unload the old module to load the new one: {err}"
+                else:
+                    res["reloaded"].append(m)
+    for m in spec["modules"]:
+        if m in res["failed"] or os.path.exists(f"/sys/module/{m}"):
+            continue
+        rc, _, err = run(["modprobe", m])
+        if rc != 0:
+            res["failed"][m] = err or f"modprobe exit {rc}"
+        res["changed"] = True
+    rc, text, err = run(["tc", "qdisc", "add", "dev", "lo", "root", "qlab", "help"])
+    res["plugin"] = "Unknown qdisc" not in err and "droptail" in (text + err)
+    res["plugin_message"] = (err or text).strip()[-200:]
+    return res
+
+
+def step_tc(spec: dict) -> dict:
+    """spec: {"egress", "ingress", "rate_bps", "burst_bytes", "handle",
+    "qdisc": [argv after the handle], "delay_ns", "netem_limit"}.
+    The first failing step is named in "failed" with tc's own message."""
+    eg, ing = spec["egress"], spec["ingress"]
+    res: dict = {"failed": None, "changed": True}
+
+    def fail(step: str, argv: list[str], err: str) -> dict:
+        res["failed"] = {"step": step, "command": " ".join(argv), "message": err.strip()[-400:]}
+        return res
+
+    for dev in (eg, ing):
+        argv = ["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"]
+        rc, _, err = run(argv)
+        # virtio NICs report some offloads as fixed: 76 is "nothing to change"
+        if rc not in (0, 76):
+            return fail("offloads", argv, err)
+        run(["tc", "qdisc", "del", "dev", dev, "root"])
+    rate = f"{spec['rate_bps']}bit"
+    burst = str(spec["burst_bytes"])
+    for step, argv in (
+        ("shaper", ["tc", "qdisc", "add", "dev", eg, "root", "handle", "1:", "htb", "default", "1"]),
+        (
+            "shaper",
+            ["tc", "class", "add", "dev", eg, "parent", "1:", "classid", "1:1", "htb"]
+            + ["rate", rate, "ceil", rate, "burst", burst, "cburst", burst],
+        ),
+        (
+            "discipline",
+            ["tc", "qdisc", "add", "dev", eg, "parent", "1:1", "handle", spec["handle"], *spec["qdisc"]],
+        ),
+    ):
+        rc, _, err = run(argv)
+        if rc != 0:
+            return fail(step, argv, err)
+    if int(spec["delay_ns"]) > 0:
+        argv = [
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            ing,
+            "root",
+            "netem",
+            "delay",
+            f"{int(spec['delay_ns']) // 1000}us",
+        ]
+        argv += ["limit", str(spec["netem_limit"])]
+        rc, _, err = run(argv)
+        if rc != 0:
+            return fail("netem", argv, err)
+    argv = ["tc", "-j", "qdisc", "show", "dev", eg]
+    rc, text, err = run(argv)
+    if rc != 0:
+        return fail("dump", argv, err)
+    leaf = [q for q in json.loads(text) if q.get("handle") == spec["handle"]]
+    res["dump"] = leaf
+    want_kind = spec["qdisc"][0]
+    want_disc = spec["qdisc"][2] if want_kind == "qlab" else None
+    if (
+        len(leaf) != 1
+        or leaf[0].get("kind") != want_kind
+        or (want_disc and leaf[0].get("options", {}).get("disc") != want_disc)
+    ):
+        return fail(
+            "dump",
+            argv,
+            f"{eg} does not show {' '.join(spec['qdisc'][:3])} at {spec['handle']}: {text[-300:]}",
+        )
+    return res
+
+
+def step_prepare(spec: dict) -> dict:
+    """spec: {"dir", "files": {name: JSON} (the router's sample.json),
+    "sysctls": {name: value}, "data_if": iface or ""}: a fresh run directory
+    with this tool, the files of the bundle this runs from (an endpoint's:
+    the traffic tool and part.json) and the spec's files; the plan's sysctls
+    and offloads."""
+    d = spec["dir"]
+    stop_worker(d)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "out"))
+    res: dict = {"failed": None, "changed": True}
+    files = bundle_files()
+    if "qlab_tb_host.py" not in files:
+        shutil.copy2(os.path.abspath(__file__), os.path.join(d, "qlab_tb_host.py"))
+    for name, data in files.items():
+        _write(os.path.join(d, name), data, 0o755 if name.endswith(".py") else 0o644)
+    for name, doc in spec.get("files", {}).items():
+        write_json(os.path.join(d, os.path.basename(name)), doc)
+    sysctls = spec.get("sysctls", {})
+    if sysctls:
+        rc, _, err = run(["sysctl", "-qw", *(f"{k}={v}" for k, v in sysctls.items())])
+        _, now, _ = run(["sysctl", "-n", *sysctls])
+        got = now.split()
+        want = [str(v) for v in sysctls.values()]
+        if rc != 0 or got != want:
+            res["failed"] = {
+                "step": "sysctls",
+                "message": f"{err.strip()[-200:]}; wanted {' '.join(want)}, now {' '.join(got)}",
+            }
+            return res
+    if spec.get("data_if"):
+        argv = ["ethtool", "-K", spec["data_if"], "tso", "off", "gso", "off", "gro", "off"]
+        rc, _, err = run(argv)
+        if rc not in (0, 76):
+            res["failed"] = {"step": "offloads", "message": f"{' '.join(argv)}: {err}"}
+            return res
+    res["armed"] = arm(d)
+    if res["armed"]["problem"]:
+        res["failed"] = {"step": "arm", "message": res["armed"]["problem"]}
+    return res
+
+
+def stop_worker(d: str) -> None:
+    """The worker an earlier run left in d (and its flow processes, its
+    process group), killed: a run that failed before its epoch leaves them
+    waiting, holding the flows' ports."""
+    try:
+        with open(os.path.join(d, "worker.pid")) as f:
+            pid = int(f.read())
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            ours = b"qlab_tb_host.py" in f.read()
+    except (OSError, ValueError):
+        return
+    if ours:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def arm(d: str) -> dict:
+    """The host's part started in the background, detached from Ansible's
+    session: the traffic worker for part.json (its flow processes start and
+    wait for the epoch), the sampler for sample.json."""
+    what, spec = (
+        ("traffic", "part.json")
+        if os.path.exists(os.path.join(d, "part.json"))
+        else ("sample", "sample.json")
+    )
+    argv = [sys.executable, os.path.join(d, "qlab_tb_host.py"), what, "--spec", os.path.join(d, spec)]
+    argv += ["--epoch-file", os.path.join(d, "epoch.json"), "--out", os.path.join(d, "out")]
+    with open(os.path.join(d, "worker.log"), "wb") as log:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+    with open(os.path.join(d, "worker.pid"), "w") as f:
+        f.write(f"{p.pid}\n")
+    # until the worker and its processes have started (so that the host is
+    # idle again when the controller chooses the epoch)
+    t_end = time.monotonic() + ARM_WAIT_S
+    while (doc := read_json(os.path.join(d, "out", "armed.json"))) is None:
+        if p.poll() is not None or time.monotonic() > t_end:
+            with open(os.path.join(d, "worker.log"), errors="replace") as f:
+                return {
+                    "pid": p.pid,
+                    "problem": f"the {what} worker did not start: {f.read().strip()[-300:]}",
+                }
+        time.sleep(0.05)
+    return {"worker": what, "pid": p.pid, "problem": doc.get("problem", "")}
+
+
+def step_start(d: str, epoch_ns: int) -> dict:
+    """The run's epoch given to the armed worker, if it is still there and
+    the epoch is still ahead."""
+    late = time.time_ns() - epoch_ns
+    if late > 0:
+        return {"started": False, "problem": f"was told the epoch {late / 1e9:.1f} s after it had passed"}
+    try:
+        with open(os.path.join(d, "worker.pid")) as f:
+            pid = int(f.read())
+    except (OSError, ValueError):
+        return {"started": False, "problem": f"has no worker in {d} (was it prepared?)"}
+    if not _alive(pid):
+        with open(os.path.join(d, "worker.log"), errors="replace") as f:
+            return {
+                "started": False,
+                "problem": f"lost its worker before the epoch: {f.read().strip()[-300:]}",
+            }
+    write_json(os.path.join(d, "epoch.json"), {"epoch_ns": epoch_ns})
+    os.kill(pid, signal.SIGUSR1)  # the worker sleeps until told
+    return {"started": True, "pid": pid}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def step_wait(d: str, timeout_s: float) -> dict:
+    """Until the worker wrote out/host-facts.json (its part is over), or it
+    died without, or timeout_s passed."""
+    facts = os.path.join(d, "out", "host-facts.json")
+    with open(os.path.join(d, "worker.pid")) as f:
+        pid = int(f.read())
+    t_end = time.monotonic() + timeout_s
+    while True:
+        doc = read_json(facts)
+        if doc is not None and not _alive(pid):
+            return {
+                "complete": bool(doc.get("complete")),
+                "problem": doc.get("problem", ""),
+                "ended_ns": doc.get("ended_ns"),
+            }
+        if doc is None and not _alive(pid):
+            with open(os.path.join(d, "worker.log"), errors="replace") as f:
+                log = f.read().strip()[-300:]
+            return {"complete": False, "problem": f"the host's worker exited without its facts: {log}"}
+        if time.monotonic() > t_end:
+            return {"complete": False, "problem": f"no facts after {timeout_s:.0f} s"}
+        time.sleep(0.5)
+
+
+def step_collect(d: str) -> dict:
+    out = {}
+    for name in ("host-facts.json", "queue-samples.json"):
+        doc = read_json(os.path.join(d, "out", name))
+        if doc is not None:
+            out[name] = doc
+    return {"files": out}
+
+
+STEPS = ("preflight", "kmod", "tc", "prepare", "start", "wait", "stop", "collect")
+
+
+def main_step(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="qlab_tb_host.py", description="one step of a testbed run (prints JSON)")
+    p.add_argument("what", choices=STEPS)
+    p.add_argument("--spec", help="the step's spec as JSON")
+    p.add_argument("--dir")
+    p.add_argument("--epoch-ns", type=int)
+    p.add_argument("--end-ns", type=int)
+    p.add_argument("--timeout-s", type=float, default=600)
+    a = p.parse_args(argv)
+    # the roles pass the spec base64-encoded (no quoting through the shell)
+    text = a.spec or "{}"
+    spec = json.loads(text if text.lstrip().startswith("{") else base64.b64decode(text))
+    if a.what == "preflight":
+        res = step_preflight(spec)
+    elif a.what == "kmod":
+        res = step_kmod(spec)
+    elif a.what == "tc":
+        res = step_tc(spec)
+    elif a.what == "prepare":
+        res = step_prepare(spec)
+    elif a.what == "start":
+        res = step_start(a.dir, a.epoch_ns)
+    elif a.what == "wait":
+        res = step_wait(a.dir, a.timeout_s)
+    elif a.what == "stop":
+        write_json(os.path.join(a.dir, "stop.json"), {"end_ns": a.end_ns})
+        res = step_wait(a.dir, a.timeout_s)
+    else:
+        res = step_collect(a.dir)
+    print(json.dumps(res, sort_keys=True))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in STEPS:
+        return main_step(argv)
     p = argparse.ArgumentParser(prog="qlab_tb_host.py", description=__doc__.split("\n")[0])
     p.add_argument("what", choices=("traffic", "sample"))
     p.add_argument("--spec", required=True)
-    p.add_argument("--epoch-ns", type=int, required=True)
+    p.add_argument("--epoch-file", required=True)
     p.add_argument("--out", required=True)
     a = p.parse_args(argv)
     with open(a.spec, encoding="utf-8") as f:
         spec = json.load(f)
-    spec["epoch_ns"] = a.epoch_ns
     os.makedirs(a.out, exist_ok=True)
-    late = time.time_ns() - a.epoch_ns
-    if late > 0:
-        write_json(
-            os.path.join(a.out, "host-facts.json"),
-            {
-                "host": spec["host"],
-                "complete": False,
-                "problem": f"started {late / 1e9:.1f} s after the epoch",
-            },
-        )
-        print(
-            f"{spec['host']}: started {late / 1e9:.1f} s after the run's epoch: its flows could not start "
-            "at their times (raise testbed_epoch_lead_s in the inventory)",
-            file=sys.stderr,
-        )
-        return 1
-    return traffic(spec, a.out) if a.what == "traffic" else sample(spec, a.out)
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])  # taken by wait_epoch's sigtimedwait
+    return traffic(spec, a.out, a.epoch_file) if a.what == "traffic" else sample(spec, a.out, a.epoch_file)
 
 
 if __name__ == "__main__":
