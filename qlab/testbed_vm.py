@@ -237,6 +237,9 @@ def build_image() -> None:
 
 def _port_free(port: int, kind: int) -> bool:
     with socket.socket(socket.AF_INET, kind) as s:
+        # as QEMU binds its forwarded port: a connection of a VM just
+        # stopped, in TIME_WAIT, does not make the port busy
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:

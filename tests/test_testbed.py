@@ -18,7 +18,7 @@ from qlab import backends, runjob, traces
 from qlab.backends.testbed import TestbedBackend
 
 from .conftest import REPO
-from .small_plans import small_dumbbell, write_plan
+from .small_plans import queue, small_dumbbell, write_plan
 
 GROUPS = {
     "senders": ["snd"],
@@ -51,12 +51,68 @@ def test_job_maps_the_dumbbell_onto_the_inventory():
         assert {i["dst_address"] for i in job["hosts"][h]["flows"]} == {"10.2.0.1"}
     r = job["router"]
     assert r["host"] == "rtr" and r["rate_bps"] == 10_000_000 and r["queue"] == "bottleneck:L"
-    # the plan's discipline by the core's names, through the generic qdisc
-    assert r["qdisc"][:5] == ["qlab", "disc", "ncq", "seed", "1"]
-    args = dict(zip(r["qdisc"][5::2], r["qdisc"][6::2], strict=True))
+    # the plan's discipline by the core's names, through its dedicated qdisc
+    assert r["qdisc"][:3] == ["ncq", "seed", "1"]
+    assert r["expect"] == {"kind": "ncq", "options": {}}
+    args = dict(zip(r["qdisc"][3::2], r["qdisc"][4::2], strict=True))
     assert args["size_bytes"] == "141" and args["thresh"] == "0.05" and args["favor_acks"] == "1"
     # 10 ms across and 1 ms access links: a 24 ms round trip, on the reverse path
     assert r["delay_ns"] == 24_000_000
+
+
+def test_every_core_kind_maps_onto_a_kernel_qdisc():
+    """Each kind of the core's registry runs as its dedicated qdisc (whose tc
+    plugin exists and takes the variant keyword) or as `qlab disc KIND`."""
+    from qlab import core
+    from qlab.backends.testbed import DEDICATED, qdisc_argv
+
+    kinds = set(core.names())
+    assert set(DEDICATED) <= kinds, set(DEDICATED) - kinds
+    for kind in sorted(kinds):
+        argv, expect = qdisc_argv(kind, 7, [("limit_pkts", "50")])
+        assert argv[-4:] == ["seed", "7", "limit_pkts", "50"], argv
+        if kind in DEDICATED:
+            plugin = (REPO / "disciplines/linux/tc" / f"q_{argv[0]}.c").read_text()
+            assert expect["kind"] == argv[0]
+            for key, value in expect["options"].items():
+                assert argv[1:3] == [key, value]
+                assert f'.variant_keyword = "{key}"' in plugin and f'{{ "{value}", ' in plugin
+        else:
+            assert argv[:3] == ["qlab", "disc", kind] and expect == {
+                "kind": "qlab",
+                "options": {"disc": kind},
+            }
+
+
+def test_preflight_reads_chrony(tmp_path, monkeypatch):
+    """The host tool's reading of `chronyc -n tracking`: the sign of the
+    offset, chrony's maximum error, and an unsynchronised or absent chronyd."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("qlab_tb_host", REPO / "testbed/host/qlab_tb_host.py")
+    host = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(host)
+    fake = tmp_path / "chronyc"
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+
+    def tracking(text: str, rc: int = 0) -> dict | None:
+        fake.write_text(f"#!/bin/sh\ncat <<'EOF'\n{text}\nEOF\nexit {rc}\n")
+        fake.chmod(0o755)
+        return host.chrony_tracking()
+
+    synced = """Reference ID    : 0A000202 (10.0.2.2)
+Stratum         : 9
+System time     : 0.002500000 seconds slow of NTP time
+Root delay      : 0.001000000 seconds
+Root dispersion : 0.000250000 seconds
+Leap status     : Normal"""
+    got = tracking(synced)
+    assert got["synchronised"] and got["offset_ms"] == -2.5 and got["max_error_ms"] == 0.75, got
+    assert tracking(synced.replace("slow", "fast"))["offset_ms"] == 2.5
+    assert not tracking(synced.replace("Leap status     : Normal", "Leap status     : Not synchronised"))[
+        "synchronised"
+    ]
+    assert tracking("506 Cannot talk to daemon", rc=1) is None
 
 
 def test_refuses_what_it_cannot_build():
@@ -198,9 +254,9 @@ def _vm_skip() -> str | None:
         return "the virtual testbed runs in `make test-testbed` (QLAB_TEST_TESTBED=1): minutes of TCG"
     if os.geteuid() != 0:
         return "the virtual testbed needs root (debootstrap)"
-    for tool in ("qemu-system-x86_64", "debootstrap", "mkfs.ext4"):
-        if not shutil.which(tool):
-            return f"{tool} not installed (apt-get install qemu-system-x86 debootstrap e2fsprogs)"
+    for tool in ("qemu-system-x86_64", "debootstrap", "mkfs.ext4", "chronyd"):
+        if not shutil.which(tool) and not Path("/usr/sbin", tool).exists():
+            return f"{tool} not installed (apt-get install qemu-system-x86 debootstrap e2fsprogs chrony)"
     if (
         not (REPO / "build/linux/kmod/sch_qlab.ko").exists()
         or not (REPO / "build/linux/tc/q_qlab.so").exists()
@@ -212,6 +268,9 @@ def _vm_skip() -> str | None:
 @pytest.fixture(scope="module")
 def vm_testbed():
     why = _vm_skip()
+    if why and os.environ.get("QLAB_TEST_TESTBED"):
+        # asked for (make test-testbed, CI's smoke): a missing piece is a failure, not a skip
+        pytest.fail(why)
     if why:
         pytest.skip(why)
     from qlab import testbed_vm
@@ -223,21 +282,6 @@ def vm_testbed():
         yield testbed_vm
     finally:
         testbed_vm.down()
-
-
-def test_vm_testbed_runs_a_job_through_the_kernel_qdisc(vm_testbed, tmp_path):
-    plan = small_dumbbell("testbed", duration_ns=30_000_000_000, bulk_bytes=200_000, packets=False)
-    job = write_plan(tmp_path, plan)
-    out = tmp_path / "out"
-    t0 = time.monotonic()
-    run = runjob.run_job(job, out, tmp_path / "run.log")
-    print(f"one job on the virtual testbed: {time.monotonic() - t0:.0f} s; fidelity {run['fidelity']}")
-    assert traces.check_dir(out, job=job) == []
-    assert run["backend"] == "testbed" and run["all_completed"], run
-    assert run["valid"], run["invalid_reasons"]
-    fid = run["fidelity"]
-    # every data packet crossed the router's qdisc (the kernel forwarded them)
-    assert fid["qdisc_arrivals_pkts"] >= fid["senders_data_pkts"] > 0, fid
 
 
 def test_vm_testbed_preparation_is_idempotent(vm_testbed):
@@ -273,14 +317,165 @@ def test_vm_testbed_preparation_is_idempotent(vm_testbed):
     assert len(second) == 3 and not any(second.values()), second
 
 
-def test_vm_testbed_fails_loudly_on_a_dead_host_and_collects_nothing(vm_testbed, tmp_path):
+def _full(what: str) -> None:
+    """The full suite only (make test-testbed); CI's smoke (QLAB_TEST_TESTBED=smoke)
+    runs one job and one fault."""
+    if os.environ.get("QLAB_TEST_TESTBED") == "smoke":
+        pytest.skip(f"{what}: make test-testbed runs it (CI runs the smoke)")
+
+
+def _vm_plan(kind: str = "ncq") -> dict:
     plan = small_dumbbell("testbed", duration_ns=30_000_000_000, bulk_bytes=200_000, packets=False)
-    job = write_plan(tmp_path, plan)
+    if kind != "ncq":
+        params = {"srd": {"rate_bps": 10_000_000}, "rbaqm": {"rate_bps": 10_000_000}}.get(kind, {})
+        for link in plan["links"]:
+            for end, q in link["queues"].items():
+                if q["kind"] == "ncq":
+                    link["queues"][end] = queue(kind, **params)
+    return plan
+
+
+def _fails_cleanly(run, match: str, tmp_path: Path) -> str:
+    """run() must raise BackendError matching `match` and leave nothing behind."""
+    t0 = time.monotonic()
+    with pytest.raises(backends.BackendError, match=match) as err:
+        run()
+    print(f"failed as it should in {time.monotonic() - t0:.0f} s: {str(err.value)[:400]}")
+    assert not (tmp_path / "out").exists()
+    assert not list(tmp_path.glob(".out.work-*"))
+    return str(err.value)
+
+
+def _play(plan: dict, tmp_path: Path, **kw) -> None:
+    from qlab.backends import testbed as tb
+
+    backend = TestbedBackend()
+    job = backend.job(plan, tb._groups(tb.inventory()))
+    for key, value in kw.pop("router", {}).items():
+        job["router"][key] = value
+    backend.play(plan, job, tmp_path / "out", tmp_path / "run.log", "a fault test", **kw)
+
+
+def test_vm_testbed_names_the_tc_option_the_module_refuses(vm_testbed, tmp_path):
+    _full("a refused tc option")
+    plan = _vm_plan()
+    from qlab.backends import testbed as tb
+
+    job = TestbedBackend().job(plan, tb._groups(tb.inventory()))
+    bad = [*job["router"]["qdisc"], "thresh", "7"]  # NCQ's threshold is a fraction of the link
+    msg = _fails_cleanly(
+        lambda: _play(plan, tmp_path, router={"qdisc": bad}), r"tb-router: tc: discipline", tmp_path
+    )
+    assert "thresh" in msg
+
+
+def test_vm_testbed_names_a_module_that_fails_to_load(vm_testbed, tmp_path):
+    _full("a module that fails to load")
+    from qlab.backends import testbed as tb
+
+    kmod = tmp_path / "kmod"
+    shutil.copytree(tb.KMOD_DIR, kmod)
+    (kmod / "sch_ncq.ko").write_bytes((kmod / "sch_ncq.ko").read_bytes()[:4096])  # truncated
+    _fails_cleanly(
+        lambda: _play(_vm_plan(), tmp_path, kmod_dir=kmod),
+        r"tb-router: qdisc_kmod: sch_ncq failed to load",
+        tmp_path,
+    )
+
+
+def _ssh(vm_testbed, name: str, command: str) -> str:
+    import subprocess
+
+    vm = next(v for v in vm_testbed.VMS if v.name == name)
+    r = subprocess.run([*vm_testbed._ssh_base(vm), command], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_vm_testbed_refuses_a_host_whose_clock_is_off(vm_testbed, tmp_path):
+    _full("a clock out of sync")
+    # two seconds ahead, behind chrony's back; chronyd then slews (it steps only at start)
+    _ssh(vm_testbed, "tb-sender", "date -u -s @$(( $(date +%s) + 2 )) >/dev/null; sleep 6")
+    try:
+        _fails_cleanly(
+            lambda: runjob.run_job(write_plan(tmp_path, _vm_plan()), tmp_path / "out", tmp_path / "run.log"),
+            r"tb-sender: preflight: clock out of sync",
+            tmp_path,
+        )
+    finally:
+        _ssh(vm_testbed, "tb-sender", "chronyc -n makestep >/dev/null")
+        vm = next(v for v in vm_testbed.VMS if v.name == "tb-sender")
+        vm_testbed.wait_clock(vm, time.monotonic())
+
+
+def test_vm_testbed_fails_loudly_when_a_host_dies_mid_run(vm_testbed, tmp_path):
+    _full("a host that dies mid-run")
+    import threading
+
+    killed = threading.Event()
+
+    def kill_once_begun() -> None:
+        # the receiver has its epoch: the run has begun
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and not killed.is_set():
+            try:
+                if _ssh(
+                    vm_testbed, "tb-receiver", "test -e /var/tmp/qlab-testbed/epoch.json && echo yes || true"
+                ):
+                    break
+            except AssertionError:
+                pass
+            time.sleep(1)
+        vm_testbed.kill_vm("tb-receiver")
+        killed.set()
+
+    watcher = threading.Thread(target=kill_once_begun, daemon=True)
+    watcher.start()
+    try:
+        # run_job in the main thread (it installs signal handlers)
+        _fails_cleanly(
+            lambda: runjob.run_job(write_plan(tmp_path, _vm_plan()), tmp_path / "out", tmp_path / "run.log"),
+            r"tb-receiver",
+            tmp_path,
+        )
+        assert killed.is_set()
+    finally:
+        killed.set()
+        watcher.join(timeout=60)
+        vm_testbed.up(build=False)
+
+
+def test_vm_testbed_fails_loudly_on_a_dead_host_and_collects_nothing(vm_testbed, tmp_path):
     vm_testbed.kill_vm("tb-receiver")
+    try:
+        _fails_cleanly(
+            lambda: runjob.run_job(write_plan(tmp_path, _vm_plan()), tmp_path / "out", tmp_path / "run.log"),
+            r"tb-receiver",
+            tmp_path,
+        )
+    finally:
+        vm_testbed.up(build=False)
+
+
+# After the faults: the next run starts clean, with each of the kernel's qlab
+# qdiscs (qlab, ncq, cqaqm, srd, rbwfq).
+@pytest.mark.parametrize("kind", ["ncq", "droptail", "cqaqm", "srd", "rbaqm"])
+def test_vm_testbed_runs_a_job_through_each_kernel_qdisc(vm_testbed, tmp_path, kind):
+    if kind != "ncq":
+        _full(f"the job with {kind}")
+    plan = _vm_plan(kind)
+    job = write_plan(tmp_path, plan)
     out = tmp_path / "out"
     t0 = time.monotonic()
-    with pytest.raises(backends.BackendError, match=r"tb-receiver") as err:
-        runjob.run_job(job, out, tmp_path / "run.log")
-    print(f"a dead host failed the run in {time.monotonic() - t0:.0f} s: {str(err.value)[:300]}")
-    assert not out.exists()
-    assert not list(tmp_path.glob(".out.work-*"))
+    run = runjob.run_job(job, out, tmp_path / "run.log")
+    print(
+        f"one job ({kind}) on the virtual testbed: {time.monotonic() - t0:.0f} s; fidelity {run['fidelity']}"
+    )
+    assert traces.check_dir(out, job=job) == []
+    assert run["backend"] == "testbed" and run["all_completed"], run
+    assert run["valid"], run["invalid_reasons"]
+    fid = run["fidelity"]
+    # every data packet crossed the router's qdisc (the kernel forwarded them)
+    assert fid["qdisc_arrivals_pkts"] >= fid["senders_data_pkts"] > 0, fid
+    # the clocks, by chrony, within the bound
+    assert all(abs(v) <= fid["clock_bound_ms"] for v in fid["clock_offset_ms"].values()), fid

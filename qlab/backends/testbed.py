@@ -44,6 +44,32 @@ KMOD_DIR = paths.ROOT / "build" / "linux" / "kmod"
 TC_DIR = paths.ROOT / "build" / "linux" / "tc"
 # The tc handles the testbed_tc role gives the shaper and the discipline.
 DISC_HANDLE = "10:"
+# The dedicated qdiscs (disciplines/linux/README.md): the core's kind ->
+# the qdisc and its variant option; any other kind runs as `qlab disc KIND`.
+# Both run the core's same code; the dedicated ones add their counters.
+DEDICATED = {
+    "ncq": ("ncq", None),
+    "cqaqm": ("cqaqm", None),
+    "srd": ("srd", ("variant", "srd")),
+    "rd": ("srd", ("variant", "rd")),
+    "rbaqm": ("rbwfq", ("aqm", "rbaqm")),
+    "wred": ("rbwfq", ("aqm", "wred")),
+}
+
+
+def qdisc_argv(kind: str, seed: int, params: list[tuple[str, str]]) -> tuple[list[str], dict[str, Any]]:
+    """tc's words after the handle for the core's kind, and what `tc -j qdisc
+    show` must then say: {"kind", "options": {key: value}}."""
+    if kind in DEDICATED:
+        qdisc, variant = DEDICATED[kind]
+        argv = [qdisc, *(variant or ()), "seed", str(seed)]
+        expect = {"kind": qdisc, "options": dict([variant]) if variant else {}}
+    else:
+        argv = ["qlab", "disc", kind, "seed", str(seed)]
+        expect = {"kind": "qlab", "options": {"disc": kind}}
+    for name, value in params:
+        argv += [name, value]
+    return argv, expect
 
 
 def inventory() -> Path:
@@ -150,9 +176,9 @@ class TestbedBackend(Backend):
             hosts[on[f["src"]]]["flows"].append(item)
             hosts[on[f["dst"]]]["flows"].append(item)
         q = d.queue
-        qdisc = ["qlab", "disc", q["kind"], "seed", str(q["seed"])]
-        for name, value in sorted(q["params"].items()):
-            qdisc += [name, mn.param_text(value)]
+        qdisc, expect = qdisc_argv(
+            q["kind"], q["seed"], [(n, mn.param_text(v)) for n, v in sorted(q["params"].items())]
+        )
         return {
             "duration_ns": plan["duration_ns"],
             "stop_when_done": plan["stop_when_done"],
@@ -166,6 +192,7 @@ class TestbedBackend(Backend):
                 "delay_ns": 2 * d.emu_delay_ns,
                 "mtu_bytes": d.mtu_bytes,
                 "qdisc": qdisc,
+                "expect": expect,
                 "handle": DISC_HANDLE,
                 "queue": d.queue_id,
                 "traced": d.queue_id in plan["trace"]["queues"],
@@ -184,8 +211,21 @@ class TestbedBackend(Backend):
                 "(qdisc counters only); run the plan with trace.packets false"
             )
         inv = inventory()
-        groups = _groups(inv)
-        job = self.job(plan, groups)
+        job = self.job(plan, _groups(inv))
+        return self.play(plan, job, workdir, log, f"the testbed run of {job_file} on {inv}")
+
+    def play(
+        self,
+        plan: dict[str, Any],
+        job: dict[str, Any],
+        workdir: Path,
+        log: Path | None,
+        what: str,
+        kmod_dir: Path = KMOD_DIR,
+    ) -> dict[str, Any]:
+        """Run a mapped job through the playbook and ingest it (the fault
+        tests call this with a job or modules of their own)."""
+        inv = inventory()
         t0 = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="qlab-testbed-") as tmp:
             staging = Path(tmp) / "hosts"
@@ -194,12 +234,12 @@ class TestbedBackend(Backend):
             extra = {
                 "qlab_tb_job": str(Path(tmp) / "job.json"),
                 "qlab_tb_staging": str(staging),
-                "qlab_tb_kmod_dir": str(KMOD_DIR),
+                "qlab_tb_kmod_dir": str(kmod_dir),
                 "qlab_tb_tc_dir": str(TC_DIR),
                 "qlab_tb_host_tool": str(HOST_TOOL),
                 "qlab_tb_traffic_tool": str(TRAFFIC_TOOL),
             }
-            MininetBackend()._play(PLAYBOOK, extra, log, f"the testbed run of {job_file} on {inv}", inv)
+            MininetBackend()._play(PLAYBOOK, extra, log, what, inv)
             facts = self.ingest(plan, job, staging, workdir)
         facts.setdefault("versions", {})["ansible-core"] = _ansible_version()
         facts["launch_wall_s"] = round(time.monotonic() - t0, 3)

@@ -461,7 +461,8 @@ def step_kmod(spec: dict) -> dict:
 
 def step_tc(spec: dict) -> dict:
     """spec: {"egress", "ingress", "rate_bps", "burst_bytes", "handle",
-    "qdisc": [argv after the handle], "delay_ns", "netem_limit"}.
+    "qdisc": [argv after the handle], "expect": {"kind", "options"} (what
+    the dump must show), "delay_ns", "netem_limit"}.
     The first failing step is named in "failed" with tc's own message."""
     eg, ing = spec["egress"], spec["ingress"]
     res: dict = {"failed": None, "changed": True}
@@ -516,12 +517,11 @@ def step_tc(spec: dict) -> dict:
         return fail("dump", argv, err)
     leaf = [q for q in json.loads(text) if q.get("handle") == spec["handle"]]
     res["dump"] = leaf
-    want_kind = spec["qdisc"][0]
-    want_disc = spec["qdisc"][2] if want_kind == "qlab" else None
+    want = spec["expect"]
     if (
         len(leaf) != 1
-        or leaf[0].get("kind") != want_kind
-        or (want_disc and leaf[0].get("options", {}).get("disc") != want_disc)
+        or leaf[0].get("kind") != want["kind"]
+        or any(leaf[0].get("options", {}).get(k) != v for k, v in want["options"].items())
     ):
         return fail(
             "dump",
