@@ -178,6 +178,8 @@ def cmd_run_job(args: argparse.Namespace) -> int:
             ],
             Path(args.host) if args.host else None,
             Path(args.done) if args.done else None,
+            reuse=args.reuse,
+            only_if=Path(args.only_if_continues) if args.only_if_continues else None,
         )
     except (runjob.JobError, backends.BackendError) as exc:
         return _fail([str(exc)])
@@ -237,8 +239,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
         return [] if value in ("", "-") else value.split(",")
 
     try:
+        listed = [d for done in args.listed_in or [] for d in collect_mod.listed_runs(Path(done))]
         out = collect_mod.collect(
-            Path(args.out), [Path(d) for d in args.runs], split(args.sweep), split(args.tables)
+            Path(args.out), [Path(d) for d in args.runs] + listed, split(args.sweep), split(args.tables)
         )
     except collect_mod.Damaged as exc:  # one line per damaged run, naming how to rerun it
         return _fail(exc.lines)
@@ -702,6 +705,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--done",
         help="when every plan ran, write this file (the workflow's point.json: the plans' digests)",
     )
+    r.add_argument(
+        "--reuse",
+        action="store_true",
+        help="leave a run whose trace directory already holds this plan's run, intact (its digest, "
+        "its tables)",
+    )
+    r.add_argument(
+        "--only-if-continues",
+        metavar="DECISION",
+        help="a batch of adaptive repetition: run nothing unless this decision (qlab-adaptive/1) lets the "
+        "point continue; --done then records no runs",
+    )
     r.set_defaults(func=cmd_run_job)
 
     h = _command(
@@ -733,7 +748,14 @@ def build_parser() -> argparse.ArgumentParser:
         "gather one scenario's runs (on one backend) into tidy tables",
         "Concatenates and labels; every metric is computed in analysis/R.",
     )
-    co.add_argument("runs", nargs="+", help="the runs' trace directories (each with run.json)")
+    co.add_argument("runs", nargs="*", help="the runs' trace directories (each with run.json)")
+    co.add_argument(
+        "--listed-in",
+        action="append",
+        metavar="DONE",
+        help="also the runs a point's or a batch's done file lists (point.json, batch-<k>.json: "
+        "`qlab run-job --done`), beside it (repeatable)",
+    )
     co.add_argument("--out", required=True, help="where the collected tables go")
     co.add_argument("--sweep", default="-", help="the sweep variables, comma-separated, in order ('-': none)")
     co.add_argument("--tables", default="-", help="per-run tables besides flows to gather (queues,packets)")
