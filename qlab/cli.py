@@ -516,6 +516,100 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0 if proc.returncode == 0 else (EXIT_USER if proc.returncode == 2 else 1)
 
 
+def bench_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
+    """(the Snakemake command that runs or reuses one discipline's and the
+    baseline's runs of the benchmark's workloads, the Rscript command that
+    places the discipline on the leaderboard); a string: why not."""
+    import yaml
+
+    from qlab import scenario as sc
+
+    bench = paths.SCENARIOS / BENCH_DIR
+    known = sorted(p.stem for p in bench.glob("*.yaml") if not sc.load(p).doc.get("abstract"))
+    workloads = args.workload or known
+    unknown = [w for w in workloads if w not in known]
+    if unknown:
+        listed = ", ".join(known)
+        return f"qlab bench: --workload {', '.join(unknown)}: no such workload (scenarios/bench/: {listed})"
+    baseline = yaml.safe_load((paths.ROOT / "analysis" / "bench.yaml").read_text(encoding="utf-8"))[
+        "baseline"
+    ]
+    if args.discipline == baseline:
+        return (
+            f"qlab bench: --discipline {baseline}: that is the baseline every discipline is compared against"
+        )
+    for workload in workloads:
+        path = bench / f"{workload}.yaml"
+        try:
+            doc = sc.resolve(sc.load(path), args.profile)
+        except sc.ScenarioError as exc:
+            return "\n".join(exc.problems)
+        if args.discipline not in doc["series"]:
+            return (
+                f"qlab bench: --discipline {args.discipline}: not a discipline of {display(path)} "
+                f"(series: {', '.join(sorted(doc['series']))})"
+            )
+        if args.backend not in doc["backends"]:
+            return (
+                f"qlab bench: --backend {args.backend}: {display(path)} runs on {', '.join(doc['backends'])}"
+            )
+    results = str(Path(args.results).resolve())
+    bench_set = f"only-{args.discipline}"  # workflows/common.smk, BENCH_SET
+    snakemake = Path(sys.executable).with_name("snakemake")
+    run = [
+        str(snakemake),
+        "--workflow-profile",
+        "workflows/profiles/local",
+        "--cores",
+        str(args.cores),
+        "--config",
+        f"profile={args.profile}",
+        f"results={results}",
+        f"scenarios={json.dumps([str(bench / f'{w}.yaml') for w in workloads])}",
+        f"backends={json.dumps([args.backend])}",
+        f"bench_series={json.dumps([args.discipline])}",
+        "--quiet",
+        "host",
+        "--",
+        *[f"{results}/{BENCH_DIR}/{w}/{args.backend}/sets/{bench_set}/all/flows.csv.gz" for w in workloads],
+    ]
+    script = paths.ROOT / "analysis" / "scripts" / "bench-place.R"
+    out = f"{results}/analysis/{BENCH_DIR}-{args.discipline}"
+    place = [
+        "Rscript",
+        str(script),
+        "--results",
+        results,
+        "--set",
+        bench_set,
+        "--discipline",
+        args.discipline,
+    ]
+    place += ["--backend", args.backend, "--workloads", ",".join(workloads), "--out", out]
+    return run, place
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    plan = bench_plan(args)
+    if isinstance(plan, str):
+        return _fail(plan.splitlines())
+    run, place = plan
+    if args.dry_run:
+        print(shlex.join(run))
+        print(shlex.join(place))
+        return 0
+    if not shutil.which("Rscript"):
+        return _fail(["qlab bench: Rscript not found (scripts/setup.sh installs R)"])
+    env = {**os.environ, "TZ": "UTC"}
+    proc = subprocess.run(run, cwd=paths.ROOT, check=False, env=env)
+    if proc.returncode != 0:
+        return _fail(
+            [f"qlab bench: the workflow failed (exit {proc.returncode}); logs: {args.results}/logs/"]
+        )
+    proc = subprocess.run(place, check=False, env=env)
+    return 0 if proc.returncode == 0 else (EXIT_USER if proc.returncode == 2 else 1)
+
+
 def cmd_images(args: argparse.Namespace) -> int:
     from qlab import containers
 
@@ -846,6 +940,30 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--html", metavar="FILE", help="also write the table as a small HTML page")
     cp.add_argument("--dry-run", action="store_true", help="print the two commands, run nothing")
     cp.set_defaults(func=cmd_compare)
+
+    bn = _command(
+        sub,
+        "bench",
+        "one discipline on every benchmark workload, placed on the leaderboard",
+        "Runs (or reuses) the discipline's runs and the baseline's (DropTail) on the workloads of "
+        "scenarios/bench/ through the workflow (config bench_series: no other discipline runs; "
+        "adaptive repetition where the profile sets it), then prints, per workload and metric "
+        "(analysis/bench.yaml), its rank among the disciplines with runs in RESULTS, its mean with a "
+        "95% t-interval, its paired difference against the baseline with the Holm-adjusted p-value "
+        "and a verdict (analysis/scripts/bench-place.R); the tables go to RESULTS/analysis/bench-X/.",
+    )
+    bn.add_argument("--discipline", required=True, help="a discipline (series) of the suite, e.g. ncq")
+    bn.add_argument(
+        "--workload",
+        action="append",
+        help="only this workload of scenarios/bench/ (repeatable; default: all)",
+    )
+    bn.add_argument("--backend", default="ns3", help="the backend to run on")
+    bn.add_argument("--profile", default="quick", choices=PROFILES, help="seeds and scale")
+    bn.add_argument("--results", default="results", help="results directory")
+    bn.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="parallel simulations")
+    bn.add_argument("--dry-run", action="store_true", help="print the two commands, run nothing")
+    bn.set_defaults(func=cmd_bench)
 
     im = _command(
         sub,

@@ -89,9 +89,10 @@ if BENCH_SERIES:
         for j in JOBS
         if j.scenario.split("/")[0] != BENCH or j.series in BENCH_SERIES or j.series == BENCH_BASELINE
     ]
-# Where a run of adaptive repetition keeps its collections and decisions:
-# each set of series its own, so `qlab bench` and a whole reproduction
-# never overwrite each other's (the runs themselves are shared).
+# Where a set of the suite's series keeps its own collections (adaptive
+# repetition's decisions, and `qlab bench`'s collection of its series):
+# results/bench/<workload>/<backend>/sets/<set>/, so that `qlab bench` and
+# a whole reproduction never overwrite each other's (the runs are shared).
 BENCH_SET = "all" if not BENCH_SERIES else "only-" + "+".join(sorted(BENCH_SERIES))
 
 # Adaptive repetition (scenario `repetition`, analysis/bench.yaml): a
@@ -346,8 +347,8 @@ def batch_run_args(wildcards):
 
 
 def adaptive_dir(wildcards):
-    """Where this set of series keeps its adaptive-repetition collections and decisions."""
-    return f"{RESULTS}/{wildcards.paper}/{wildcards.name}/{wildcards.backend}/adaptive/{BENCH_SET}"
+    """Where this set of series keeps its collections and adaptive-repetition decisions."""
+    return f"{RESULTS}/{wildcards.paper}/{wildcards.name}/{wildcards.backend}/sets/{BENCH_SET}"
 
 
 def previous_decision(wildcards):

@@ -132,10 +132,33 @@ rule collect_batch:
         runs=batches_so_far,
         scenario=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/scenario.json",
     output:
-        flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/adaptive/{BENCH_SET}/batch-{{batch}}/flows.csv.gz",
-        runs=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/adaptive/{BENCH_SET}/batch-{{batch}}/runs.csv.gz",
+        flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/batch-{{batch}}/flows.csv.gz",
+        runs=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/batch-{{batch}}/runs.csv.gz",
     log:
-        f"{RESULTS}/logs/collect/{{paper}}/{{name}}/{{backend}}/adaptive-{BENCH_SET}-batch-{{batch}}.log",
+        f"{RESULTS}/logs/collect/{{paper}}/{{name}}/{{backend}}/set-{BENCH_SET}-batch-{{batch}}.log",
+    localrule: True
+    threads: 1
+    params:
+        sweep=lambda w: ",".join(resolved_doc(w)["sweep"]) or "-",
+        tables=lambda w: ",".join(resolved_doc(w)["trace"].get("collect", [])) or "-",
+        listed=lambda w, input: " ".join(f"--listed-in {shlex.quote(f)}" for f in input.runs),
+    shell:
+        "python3 -m qlab collect --out $(dirname {output.flows:q}) --sweep {params.sweep}"
+        " --tables {params.tables} {params.listed} > {log} 2>&1"
+        " && cp {input.scenario:q} $(dirname {output.flows:q})/scenario.json"
+
+
+# Every run of a workload's series in this set (`qlab bench --discipline X`:
+# X and the baseline), collected apart from the scenario's own collection.
+rule collect_set:
+    input:
+        runs=done_files_of_scenario,
+        scenario=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/scenario.json",
+    output:
+        flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/all/flows.csv.gz",
+        runs=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/all/runs.csv.gz",
+    log:
+        f"{RESULTS}/logs/collect/{{paper}}/{{name}}/{{backend}}/set-{BENCH_SET}-all.log",
     localrule: True
     threads: 1
     params:
@@ -153,12 +176,12 @@ rule collect_batch:
 rule bench_decide:
     input:
         ANALYSIS_CODE,
-        flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/adaptive/{BENCH_SET}/batch-{{batch}}/flows.csv.gz",
+        flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/batch-{{batch}}/flows.csv.gz",
         spec="analysis/bench.yaml",
     output:
-        f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/adaptive/{BENCH_SET}/batch-{{batch}}.json",
+        f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/batch-{{batch}}.json",
     log:
-        f"{RESULTS}/logs/analyze/{{paper}}/{{name}}/{{backend}}/adaptive-{BENCH_SET}-batch-{{batch}}.log",
+        f"{RESULTS}/logs/analyze/{{paper}}/{{name}}/{{backend}}/set-{BENCH_SET}-batch-{{batch}}.log",
     threads: 1
     params:
         batch_size=lambda w: REPETITION[f"{w.paper}/{w.name}"],

@@ -394,3 +394,42 @@ write_bench_analysis <- function(board, out_dir) {
   })
   invisible(out_dir)
 }
+
+# ---- one discipline on the leaderboard (`qlab bench --discipline X`) ---------------
+
+#' Per-run metrics of one workload for placing a discipline: its own runs and
+#' the baseline's (`own`, the collection of `qlab bench`'s set), beside every
+#' other discipline's of the suite's collection (`suite`, NULL when the suite
+#' has not run): the leaderboard `bench_leaderboard()` ranks them together.
+placement_metrics <- function(own, suite) {
+  if (is.null(suite)) return(own)
+  dplyr::bind_rows(own, dplyr::filter(suite, !.data$series %in% unique(own$series)))
+}
+
+#' A discipline's place on the leaderboard: per workload and metric, its rank
+#' among the disciplines ranked, its mean with 95% interval, its paired
+#' difference against the baseline with the Holm-adjusted p-value (Holm over
+#' the whole board of the workload) and a verdict.
+#'
+#' @param board bench_leaderboard() of the workloads.
+#' @param discipline The series to place.
+bench_placement <- function(board, discipline) {
+  if (!discipline %in% board$ranking$series) {
+    stop(sprintf("benchmark: `%s` has no runs on the leaderboard (series: %s)", discipline,
+                 paste(sort(unique(board$ranking$series)), collapse = ", ")))
+  }
+  ranked <- board$ranking |>
+    dplyr::group_by(.data$workload, .data$selector) |>
+    dplyr::mutate(of = dplyr::n()) |>
+    dplyr::ungroup() |>
+    dplyr::filter(.data$series == !!discipline)
+  effects <- dplyr::filter(board$effects, .data$series == !!discipline) |>
+    dplyr::select("workload", "selector", d_mean = "mean", d_lo = "ci_lo", d_hi = "ci_hi", "p_holm", "significant",
+                  "improves")
+  dplyr::left_join(ranked, effects, by = c("workload", "selector")) |>
+    dplyr::mutate(verdict = dplyr::case_when(is.na(.data$d_mean) ~ "the baseline",
+                                             !.data$significant ~ "no significant difference",
+                                             .data$improves ~ "better", TRUE ~ "worse")) |>
+    dplyr::select("workload", "selector", "label", "better", "rank", "of", "n", "mean", "ci_lo", "ci_hi", "d_mean",
+                  "d_lo", "d_hi", "p_holm", "verdict")
+}
