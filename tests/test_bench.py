@@ -28,6 +28,12 @@ def workloads() -> list[Path]:
     return [p for p in sorted(BENCH.glob("*.yaml")) if not sc.load(p).doc.get("abstract")]
 
 
+def runs_of(path: Path) -> list[sc.Job]:
+    """A workload's runs in the quick profile, or in the paper profile for one
+    that only it runs (the faster links)."""
+    return sc.expand(sc.load(path), "quick") or sc.expand(sc.load(path), "paper")
+
+
 def test_every_workload_has_its_leaderboard_metrics_and_a_description():
     spec = yaml.safe_load((REPO / "analysis" / "bench.yaml").read_text(encoding="utf-8"))
     names = [p.stem for p in workloads()]
@@ -43,7 +49,7 @@ def test_every_workload_has_its_leaderboard_metrics_and_a_description():
 
 def test_every_registered_discipline_runs_in_every_workload():
     for path in workloads():
-        jobs = sc.expand(sc.load(path), "quick")
+        jobs = runs_of(path)
         assert {j.spec["series"] for j in jobs} >= set(core.names()), path.name
         # every discipline at the same seeds (paired by seed)
         seeds = {(j.series, j.seed) for j in jobs}
@@ -54,7 +60,7 @@ def test_the_native_baselines_run_in_every_workload_with_the_same_buffer():
     """CoDel, FQ-CoDel and PIE as ns-3's own queue discs (qlab.native), with
     DropTail's 100-packet buffer, and no seed (their draws are ns-3 streams)."""
     for path in workloads():
-        jobs = sc.expand(sc.load(path), "quick")
+        jobs = runs_of(path)
         queues = {
             j.series: next(lk for lk in j.spec["links"] if lk["id"] == "bottleneck")["queues"]["L"]
             for j in jobs
@@ -79,6 +85,32 @@ def test_the_bulk_workload_runs_with_each_tcp_variant():
         "bulk-cubic": {("Cubic", True)},
         "bulk-bbr": {("Bbr", True)},
     }
+
+
+def bottleneck(job: sc.Job) -> dict:
+    return next(lk for lk in job.spec["links"] if lk["id"] == "bottleneck")
+
+
+def test_the_suite_covers_10_mbps_to_1_gbps_and_a_spread_of_round_trip_times():
+    rates = {}
+    for path in workloads():
+        job = runs_of(path)[0]
+        rates[path.stem] = bottleneck(job)["rate_bps"]
+        # the rate-based disciplines are given the bottleneck's rate
+        for job in runs_of(path)[:: len(runs_of(path)) // 12 or 1]:
+            queue = bottleneck(job)["queues"]["L"]
+            if queue["kind"] in ("rd", "srd", "rbaqm"):
+                assert queue["params"]["rate_bps"] == rates[path.stem], (path.name, queue["kind"])
+    assert min(rates.values()) == 10_000_000 and max(rates.values()) == 1_000_000_000
+    assert rates["bulk-100m"] == 100_000_000
+    # the faster links in the paper profile only: the quick reproduction is at its budget
+    for name in ("bulk-100m", "bulk-1g"):
+        assert sc.expand(sc.load(BENCH / f"{name}.yaml"), "quick") == []
+    # four round-trip times in bulk-rtt, two flows each
+    doc = sc.resolve(sc.load(BENCH / "bulk-rtt.yaml"), "quick")
+    delays = sorted(g["access_delay_s"] for g in doc["workload"]["groups"].values())
+    assert len(set(delays)) == 4 and delays[-1] / delays[0] >= 10
+    assert sum(g["count"] for g in doc["workload"]["groups"].values()) == 8
 
 
 @pytest.fixture
@@ -159,7 +191,8 @@ def test_the_paper_profile_runs_batches_and_quick_one_batch():
     for path in workloads():
         scen = sc.load(path)
         assert sc.resolve(scen, "paper").get("repetition") == {"batch": 5}, path.name
-        assert len(sc.resolve(scen, "paper")["seeds"]) == 20
+        # up to 20 seeds; 10 at 1 Gb/s, whose runs cost fifty times a 10 Mb/s run's
+        assert len(sc.resolve(scen, "paper")["seeds"]) == (10 if path.stem == "bulk-1g" else 20)
         assert "repetition" not in sc.resolve(scen, "quick"), "a second quick batch would double its cost"
         assert sc.resolve(scen, "test")["repetition"] == {"batch": 2}
 
@@ -256,15 +289,18 @@ def test_bench_refuses_an_unknown_discipline_workload_or_backend(capsys: pytest.
     assert "the baseline" in capsys.readouterr().err
     assert bench("--discipline", "ncq", "--backend", "mininet") == 2
     assert "runs on ns3" in capsys.readouterr().err
+    assert bench("--discipline", "ncq", "--workload", "bulk-1g") == 2
+    assert "bulk-1g.yaml runs on no backend in the quick profile" in capsys.readouterr().err
 
 
 def test_bench_runs_only_the_discipline_and_the_baseline(capsys: pytest.CaptureFixture[str], tmp_path: Path):
     assert bench("--discipline", "ncq", "--results", str(tmp_path)) == 0
     run, place = capsys.readouterr().out.splitlines()
     assert """bench_series=["ncq"]""" in run
-    # every workload of the suite, each collected apart as the set only-ncq
+    # every workload the quick profile runs, each collected apart as the set only-ncq
     for path in workloads():
-        assert f"{tmp_path}/bench/{path.stem}/ns3/sets/only-ncq/all/flows.csv.gz" in run
+        target = f"{tmp_path}/bench/{path.stem}/ns3/sets/only-ncq/all/flows.csv.gz"
+        assert (target in run) == (path.stem not in ("bulk-100m", "bulk-1g")), path.stem
     assert "bench-place.R" in place and "--discipline ncq" in place and "--set only-ncq" in place
 
 
