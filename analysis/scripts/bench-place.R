@@ -50,7 +50,8 @@ main <- function() {
     repetition <- scenario_repetition(own_results$scenario, spec)
     adaptive[[workload]] <<- adaptive_status(bench_values(own, selectors), selectors, spec$baseline, repetition) |>
       dplyr::filter(.data$series == options$discipline) |>
-      dplyr::mutate(workload = workload, .before = 1)
+      dplyr::mutate(workload = workload, .before = 1) |>
+      dplyr::mutate(batch = repetition$batch, cap = repetition$cap)
     suite <- if (file.exists(file.path(suite_dir, "runs.csv.gz"))) {
       compute_run_metrics(read_collected(suite_dir), warmup_s = spec$warmup_s)
     }
@@ -76,9 +77,10 @@ main <- function() {
   for (workload in workloads) {
     rows <- dplyr::filter(placement, .data$workload == !!workload)
     seeds <- dplyr::filter(adaptive, .data$workload == !!workload)
+    stopped <- if (seeds$status == "cap" && seeds$batch >= seeds$cap) "fixed" else seeds$status
     cat(sprintf("\n%s (%d seeds; %s)\n", workload, seeds$n,
-                switch(seeds$status, width = "stopped: every interval narrow enough",
-                       cap = "stopped at the cap", continue = "not finished", seeds$status)))
+                switch(stopped, width = "stopped: every interval narrow enough", cap = "stopped at the cap",
+                       fixed = "the profile's fixed seeds", continue = "not finished", stopped)))
     table <- data.frame(
       metric = rows$label,
       rank = sprintf("%d of %d", rows$rank, rows$of),
