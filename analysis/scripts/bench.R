@@ -2,7 +2,7 @@
 # The benchmark leaderboard's tables, from the collected results of
 # scenarios/bench/ and the workloads' metrics (analysis/bench.yaml).
 #
-#   Rscript analysis/scripts/bench.R --results results --out results/analysis/bench
+#   Rscript analysis/scripts/bench.R --results results --out results/analysis/bench [--rules 5:20,...]
 #
 # Writes <out>/ranking.csv, effects.csv, seeds.csv, adaptive.csv (the adaptive rule's status of each
 # discipline) and coverage.csv (what optional stopping does to coverage under each --rules; analysis/R/bench.R).
