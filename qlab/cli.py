@@ -178,6 +178,8 @@ def cmd_run_job(args: argparse.Namespace) -> int:
             ],
             Path(args.host) if args.host else None,
             Path(args.done) if args.done else None,
+            reuse=args.reuse,
+            only_if=Path(args.only_if_continues) if args.only_if_continues else None,
         )
     except (runjob.JobError, backends.BackendError) as exc:
         return _fail([str(exc)])
@@ -237,8 +239,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
         return [] if value in ("", "-") else value.split(",")
 
     try:
+        listed = [d for done in args.listed_in or [] for d in collect_mod.listed_runs(Path(done))]
         out = collect_mod.collect(
-            Path(args.out), [Path(d) for d in args.runs], split(args.sweep), split(args.tables)
+            Path(args.out), [Path(d) for d in args.runs] + listed, split(args.sweep), split(args.tables)
         )
     except collect_mod.Damaged as exc:  # one line per damaged run, naming how to rerun it
         return _fail(exc.lines)
@@ -458,7 +461,8 @@ def compare_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
                 f"(series: {', '.join(sorted(doc['series']))})"
             )
     if args.backend not in doc["backends"]:
-        return f"qlab compare: --backend {args.backend}: {display(path)} runs on {', '.join(doc['backends'])}"
+        on = ", ".join(doc["backends"]) or f"no backend in the {args.profile} profile"
+        return f"qlab compare: --backend {args.backend}: {display(path)} runs on {on}"
     results = str(Path(args.results).resolve())
     snakemake = Path(sys.executable).with_name("snakemake")
     run = [
@@ -510,6 +514,104 @@ def cmd_compare(args: argparse.Namespace) -> int:
             [f"qlab compare: the workflow failed (exit {proc.returncode}); logs: {args.results}/logs/"]
         )
     proc = subprocess.run(show, check=False, env=env)
+    return 0 if proc.returncode == 0 else (EXIT_USER if proc.returncode == 2 else 1)
+
+
+def bench_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
+    """(the Snakemake command that runs or reuses one discipline's and the
+    baseline's runs of the benchmark's workloads, the Rscript command that
+    places the discipline on the leaderboard); a string: why not."""
+    import yaml
+
+    from qlab import scenario as sc
+
+    bench = paths.SCENARIOS / BENCH_DIR
+    known = sorted(p.stem for p in bench.glob("*.yaml") if not sc.load(p).doc.get("abstract"))
+    workloads = args.workload or known
+    unknown = [w for w in workloads if w not in known]
+    if unknown:
+        listed = ", ".join(known)
+        return f"qlab bench: --workload {', '.join(unknown)}: no such workload (scenarios/bench/: {listed})"
+    baseline = yaml.safe_load((paths.ROOT / "analysis" / "bench.yaml").read_text(encoding="utf-8"))[
+        "baseline"
+    ]
+    if args.discipline == baseline:
+        return (
+            f"qlab bench: --discipline {baseline}: that is the baseline every discipline is compared against"
+        )
+    chosen = []
+    for workload in workloads:
+        path = bench / f"{workload}.yaml"
+        try:
+            doc = sc.resolve(sc.load(path), args.profile)
+        except sc.ScenarioError as exc:
+            return "\n".join(exc.problems)
+        if not doc["backends"] and not args.workload:
+            continue  # a workload this profile does not run (bulk-1g in quick): not asked for by name
+        chosen.append(workload)
+        if args.discipline not in doc["series"]:
+            return (
+                f"qlab bench: --discipline {args.discipline}: not a discipline of {display(path)} "
+                f"(series: {', '.join(sorted(doc['series']))})"
+            )
+        if args.backend not in doc["backends"]:
+            on = ", ".join(doc["backends"]) or f"no backend in the {args.profile} profile"
+            return f"qlab bench: --backend {args.backend}: {display(path)} runs on {on}"
+    workloads = chosen
+    results = str(Path(args.results).resolve())
+    bench_set = f"only-{args.discipline}"  # workflows/common.smk, BENCH_SET
+    snakemake = Path(sys.executable).with_name("snakemake")
+    run = [
+        str(snakemake),
+        "--workflow-profile",
+        "workflows/profiles/local",
+        "--cores",
+        str(args.cores),
+        "--config",
+        f"profile={args.profile}",
+        f"results={results}",
+        f"scenarios={json.dumps([str(bench / f'{w}.yaml') for w in workloads])}",
+        f"backends={json.dumps([args.backend])}",
+        f"bench_series={json.dumps([args.discipline])}",
+        "--quiet",
+        "host",
+        "--",
+        *[f"{results}/{BENCH_DIR}/{w}/{args.backend}/sets/{bench_set}/all/flows.csv.gz" for w in workloads],
+    ]
+    script = paths.ROOT / "analysis" / "scripts" / "bench-place.R"
+    out = f"{results}/analysis/{BENCH_DIR}-{args.discipline}"
+    place = [
+        "Rscript",
+        str(script),
+        "--results",
+        results,
+        "--set",
+        bench_set,
+        "--discipline",
+        args.discipline,
+    ]
+    place += ["--backend", args.backend, "--workloads", ",".join(workloads), "--out", out]
+    return run, place
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    plan = bench_plan(args)
+    if isinstance(plan, str):
+        return _fail(plan.splitlines())
+    run, place = plan
+    if args.dry_run:
+        print(shlex.join(run))
+        print(shlex.join(place))
+        return 0
+    if not shutil.which("Rscript"):
+        return _fail(["qlab bench: Rscript not found (scripts/setup.sh installs R)"])
+    env = {**os.environ, "TZ": "UTC"}
+    proc = subprocess.run(run, cwd=paths.ROOT, check=False, env=env)
+    if proc.returncode != 0:
+        return _fail(
+            [f"qlab bench: the workflow failed (exit {proc.returncode}); logs: {args.results}/logs/"]
+        )
+    proc = subprocess.run(place, check=False, env=env)
     return 0 if proc.returncode == 0 else (EXIT_USER if proc.returncode == 2 else 1)
 
 
@@ -702,6 +804,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--done",
         help="when every plan ran, write this file (the workflow's point.json: the plans' digests)",
     )
+    r.add_argument(
+        "--reuse",
+        action="store_true",
+        help="leave a run whose trace directory already holds this plan's run, intact (its digest, "
+        "its tables)",
+    )
+    r.add_argument(
+        "--only-if-continues",
+        metavar="DECISION",
+        help="a batch of adaptive repetition: run nothing unless this decision (qlab-adaptive/1) lets the "
+        "point continue; --done then records no runs",
+    )
     r.set_defaults(func=cmd_run_job)
 
     h = _command(
@@ -733,7 +847,14 @@ def build_parser() -> argparse.ArgumentParser:
         "gather one scenario's runs (on one backend) into tidy tables",
         "Concatenates and labels; every metric is computed in analysis/R.",
     )
-    co.add_argument("runs", nargs="+", help="the runs' trace directories (each with run.json)")
+    co.add_argument("runs", nargs="*", help="the runs' trace directories (each with run.json)")
+    co.add_argument(
+        "--listed-in",
+        action="append",
+        metavar="DONE",
+        help="also the runs a point's or a batch's done file lists (point.json, batch-<k>.json: "
+        "`qlab run-job --done`), beside it (repeatable)",
+    )
     co.add_argument("--out", required=True, help="where the collected tables go")
     co.add_argument("--sweep", default="-", help="the sweep variables, comma-separated, in order ('-': none)")
     co.add_argument("--tables", default="-", help="per-run tables besides flows to gather (queues,packets)")
@@ -824,6 +945,30 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--html", metavar="FILE", help="also write the table as a small HTML page")
     cp.add_argument("--dry-run", action="store_true", help="print the two commands, run nothing")
     cp.set_defaults(func=cmd_compare)
+
+    bn = _command(
+        sub,
+        "bench",
+        "one discipline on every benchmark workload, placed on the leaderboard",
+        "Runs (or reuses) the discipline's runs and the baseline's (DropTail) on the workloads of "
+        "scenarios/bench/ through the workflow (config bench_series: no other discipline runs; "
+        "adaptive repetition where the profile sets it), then prints, per workload and metric "
+        "(analysis/bench.yaml), its rank among the disciplines with runs in RESULTS, its mean with a "
+        "95% t-interval, its paired difference against the baseline with the Holm-adjusted p-value "
+        "and a verdict (analysis/scripts/bench-place.R); the tables go to RESULTS/analysis/bench-X/.",
+    )
+    bn.add_argument("--discipline", required=True, help="a discipline (series) of the suite, e.g. ncq")
+    bn.add_argument(
+        "--workload",
+        action="append",
+        help="only this workload of scenarios/bench/ (repeatable; default: all)",
+    )
+    bn.add_argument("--backend", default="ns3", help="the backend to run on")
+    bn.add_argument("--profile", default="quick", choices=PROFILES, help="seeds and scale")
+    bn.add_argument("--results", default="results", help="results directory")
+    bn.add_argument("--cores", type=int, default=os.cpu_count() or 1, help="parallel simulations")
+    bn.add_argument("--dry-run", action="store_true", help="print the two commands, run nothing")
+    bn.set_defaults(func=cmd_bench)
 
     im = _command(
         sub,

@@ -20,6 +20,7 @@ refused, one line naming it and the command that runs it again.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,19 @@ def _read(d: Path, tables: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     if problems:
         raise ValueError(problems[0])
     return run, rows
+
+
+def listed_runs(done: Path) -> list[Path]:
+    """The runs a done file of `qlab run-job --done` lists (a point's
+    point.json or a batch's batch-<k>.json), as directories beside it."""
+    try:
+        doc = json.loads(done.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{done}: cannot read the runs it lists: {exc}") from None
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    if not isinstance(runs, dict) or doc.get("schema") != "qlab-point/1":
+        raise ValueError(f"{done}: not a done file of qlab run-job (schema qlab-point/1 with `runs`)")
+    return [done.parent / name for name in sorted(doc["runs"])]
 
 
 def collect(out: Path, run_dirs: list[Path], sweep_vars: list[str], tables: list[str]) -> Path:

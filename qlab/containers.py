@@ -85,9 +85,9 @@ IMAGES: dict[str, Image] = _discover()
 # the backend) run in the backend's image (Backend.image); analyses and the
 # report in the analysis image; the rest (image builds, provenance, which
 # asks git) on the host.
-BACKEND_RULES = ("simulate", "collect")
+BACKEND_RULES = ("simulate", "simulate_batch", "collect", "collect_batch", "collect_set")
 ANALYSIS_IMAGE = "analysis"
-ANALYSIS_RULES = ("analyze", "analyze_bench", "page", "report")
+ANALYSIS_RULES = ("analyze", "analyze_bench", "bench_decide", "page", "report")
 
 
 class ImageError(Exception):

@@ -33,7 +33,11 @@ STAT = re.compile(r"^(\S+)\s+(\d+)$")
 # rough relative cost of one job of each rule, for the estimate of time left
 COST = {
     "simulate": 10.0,
+    # a batch of adaptive repetition: a few seeds, or nothing when its decision stopped the point
+    "simulate_batch": 5.0,
+    "bench_decide": 5.0,
     "collect": 2.0,
+    "collect_batch": 2.0,
     "analyze": 10.0,
     "analyze_bench": 10.0,
     "page": 5.0,
@@ -42,6 +46,7 @@ COST = {
 }
 STAGE_NAMES = {
     "simulate": "points",
+    "simulate_batch": "batches",
     "collect": "collect",
     "analyze": "analysis",
     "analyze_bench": "benchmark",

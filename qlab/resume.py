@@ -334,7 +334,15 @@ PLACEHOLDER_SCHEMA = "qlab-damaged"
 # output is this file beside them, written when all have finished. Its
 # scenario's collection (collect, beside the points) reads them.
 POINT_FILE = "point.json"
+# A point of a scenario with adaptive repetition (scenario `repetition`)
+# runs its seeds in batches, one job each; each writes batch-<k>.json, the
+# runs it ran (none when the decision stopped the point), in place of point.json.
+BATCH_FILES = "batch-*.json"
 COLLECTED = ("flows.csv.gz", "runs.csv.gz")
+
+
+def batch_files(point: Path) -> list[Path]:
+    return sorted(point.glob(BATCH_FILES))
 
 
 def rerun_point(point: Path) -> None:
@@ -343,7 +351,7 @@ def rerun_point(point: Path) -> None:
     the runs again in seconds) are removed. (A missing point.json alone
     would not do: Snakemake does not make an intermediate file again for a
     job whose own outputs are there and up to date.)"""
-    for path in (point / POINT_FILE, *(point.parent / name for name in COLLECTED)):
+    for path in (point / POINT_FILE, *batch_files(point), *(point.parent / name for name in COLLECTED)):
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
 
@@ -377,9 +385,24 @@ def incomplete_points(run_dirs: Iterable[Path]) -> list[Path]:
         if (point / POINT_FILE).exists():
             if not all((d / "run.json").exists() for d in runs):
                 out.append(point)
+        elif batch_files(point):
+            # a batch's runs are those its file lists (a stopped batch lists none)
+            listed = [point / name for b in batch_files(point) for name in _listed(b)]
+            if not all((d / "run.json").exists() for d in listed):
+                out.append(point)
         elif any((point.parent / name).exists() for name in COLLECTED):
             out.append(point)
     return out
+
+
+def _listed(done: Path) -> list[str]:
+    """The run directories a batch file lists; one that cannot be read lists
+    a name no run has, so that its point runs again."""
+    try:
+        doc = json.loads(done.read_text(encoding="utf-8"))
+        return sorted(doc["runs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return [f".unreadable-{done.name}"]
 
 
 def is_placeholder(run_dir: Path) -> bool:

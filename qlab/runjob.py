@@ -111,8 +111,42 @@ def run_job(
     return run
 
 
+def reusable(job_file: Path, out_dir: Path) -> bool:
+    """Whether out_dir already holds this plan's run, intact: its run.json
+    names the plan's digest and its tables match their records (a batch of
+    adaptive repetition run again after its decision's input changed)."""
+    if not (out_dir / "run.json").exists():
+        return False
+    try:
+        digest = hashlib.sha256(job_file.read_bytes()).hexdigest()
+        recorded = traces.load_run_json(out_dir / "run.json").get("job_sha256")
+    except (OSError, ValueError):
+        return False
+    return recorded == digest and resume.run_problem(out_dir) is None
+
+
+def continues(decision: Path, point: str) -> bool:
+    """Whether an adaptive-repetition decision (qlab-adaptive/1, written by
+    analysis/scripts/bench-adapt.R) lets a point run another batch."""
+    try:
+        doc = json.loads(decision.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise JobError(f"{decision}: cannot read the adaptive-repetition decision: {exc}") from None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("schema") != "qlab-adaptive/1"
+        or not isinstance(doc.get("continue"), list)
+    ):
+        raise JobError(f"{decision}: not an adaptive-repetition decision (qlab-adaptive/1 with `continue`)")
+    return point in doc["continue"]
+
+
 def run_point(
-    runs: list[tuple[Path, Path, Path | None]], host_file: Path | None = None, done: Path | None = None
+    runs: list[tuple[Path, Path, Path | None]],
+    host_file: Path | None = None,
+    done: Path | None = None,
+    reuse: bool = False,
+    only_if: Path | None = None,
 ) -> list[dict[str, Any]]:
     """Run several plans one after another in this process (a sweep point's
     seeds: one Snakemake job and one interpreter for all of them, instead
@@ -122,7 +156,18 @@ def run_point(
     the rest: the runs before it stay in place and the error names its
     plan. When every run finished, `done` (the point's resume.POINT_FILE, the
     workflow's mark that the point is complete) records each run's plan
-    digest, written last and atomically."""
+    digest, written last and atomically.
+
+    With `reuse`, a run whose trace directory already holds it intact
+    (`reusable`) is not run again. With `only_if` (a batch of adaptive
+    repetition: the decision after the previous batch), nothing runs unless
+    the decision lets the point (the trace directories' parent) continue;
+    `done` then records no runs and the batch's `stopped`."""
+    if only_if is not None and runs and not continues(only_if, runs[0][1].parent.name):
+        if done is not None:
+            doc = {"schema": "qlab-point/1", "runs": {}, "stopped": str(only_if.name)}
+            traces.atomic_write_bytes(done, (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode())
+        return []
     lock = None
     if done is not None:
         done.unlink(missing_ok=True)
@@ -143,6 +188,9 @@ def run_point(
                     log.unlink(missing_ok=True)
                 except OSError as exc:
                     raise JobError(f"{log}: cannot write the run's log: {exc.strerror}") from None
+            if reuse and reusable(job_file, out_dir):
+                out.append(traces.load_run_json(out_dir / "run.json"))
+                continue
             out.append(run_job(job_file, out_dir, log, host_file))
     finally:
         if lock is not None:

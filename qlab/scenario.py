@@ -792,6 +792,7 @@ NOT_SWEPT = (
     "backends",
     "assumptions",
     "every_discipline",
+    "repetition",
 )
 
 

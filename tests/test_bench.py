@@ -8,21 +8,30 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from qlab import cli, core, native, progress
+from qlab import cli, core, native, paths, progress
 from qlab import scenario as sc
 
-from .conftest import REPO
+from .conftest import REPO, needs
 
 BENCH = REPO / "scenarios" / "bench"
 
 
 def workloads() -> list[Path]:
     return [p for p in sorted(BENCH.glob("*.yaml")) if not sc.load(p).doc.get("abstract")]
+
+
+def runs_of(path: Path) -> list[sc.Job]:
+    """A workload's runs in the quick profile, or in the paper profile for one
+    that only it runs (the faster links)."""
+    return sc.expand(sc.load(path), "quick") or sc.expand(sc.load(path), "paper")
 
 
 def test_every_workload_has_its_leaderboard_metrics_and_a_description():
@@ -40,7 +49,7 @@ def test_every_workload_has_its_leaderboard_metrics_and_a_description():
 
 def test_every_registered_discipline_runs_in_every_workload():
     for path in workloads():
-        jobs = sc.expand(sc.load(path), "quick")
+        jobs = runs_of(path)
         assert {j.spec["series"] for j in jobs} >= set(core.names()), path.name
         # every discipline at the same seeds (paired by seed)
         seeds = {(j.series, j.seed) for j in jobs}
@@ -51,7 +60,7 @@ def test_the_native_baselines_run_in_every_workload_with_the_same_buffer():
     """CoDel, FQ-CoDel and PIE as ns-3's own queue discs (qlab.native), with
     DropTail's 100-packet buffer, and no seed (their draws are ns-3 streams)."""
     for path in workloads():
-        jobs = sc.expand(sc.load(path), "quick")
+        jobs = runs_of(path)
         queues = {
             j.series: next(lk for lk in j.spec["links"] if lk["id"] == "bottleneck")["queues"]["L"]
             for j in jobs
@@ -76,6 +85,32 @@ def test_the_bulk_workload_runs_with_each_tcp_variant():
         "bulk-cubic": {("Cubic", True)},
         "bulk-bbr": {("Bbr", True)},
     }
+
+
+def bottleneck(job: sc.Job) -> dict:
+    return next(lk for lk in job.spec["links"] if lk["id"] == "bottleneck")
+
+
+def test_the_suite_covers_10_mbps_to_1_gbps_and_a_spread_of_round_trip_times():
+    rates = {}
+    for path in workloads():
+        job = runs_of(path)[0]
+        rates[path.stem] = bottleneck(job)["rate_bps"]
+        # the rate-based disciplines are given the bottleneck's rate
+        for job in runs_of(path)[:: len(runs_of(path)) // 12 or 1]:
+            queue = bottleneck(job)["queues"]["L"]
+            if queue["kind"] in ("rd", "srd", "rbaqm"):
+                assert queue["params"]["rate_bps"] == rates[path.stem], (path.name, queue["kind"])
+    assert min(rates.values()) == 10_000_000 and max(rates.values()) == 1_000_000_000
+    assert rates["bulk-100m"] == 100_000_000
+    # the faster links in the paper profile only: the quick reproduction is at its budget
+    for name in ("bulk-100m", "bulk-1g"):
+        assert sc.expand(sc.load(BENCH / f"{name}.yaml"), "quick") == []
+    # four round-trip times in bulk-rtt, two flows each
+    doc = sc.resolve(sc.load(BENCH / "bulk-rtt.yaml"), "quick")
+    delays = sorted(g["access_delay_s"] for g in doc["workload"]["groups"].values())
+    assert len(set(delays)) == 4 and delays[-1] / delays[0] >= 10
+    assert sum(g["count"] for g in doc["workload"]["groups"].values()) == 8
 
 
 @pytest.fixture
@@ -147,3 +182,180 @@ def test_the_reproduction_summary_counts_the_leaderboard(tmp_path: Path):
     (bench / "ranking.csv").write_text("workload,series\n" + "\n".join(rows) + "\n", encoding="utf-8")
     lines = progress.summary(tmp_path / "results", tmp_path / "site", None)
     assert any("benchmark: 3 disciplines ranked on 2 workloads" in line for line in lines), lines
+
+
+# ---- adaptive repetition: the workflow's pieces --------------------------------
+
+
+def test_the_paper_profile_runs_batches_and_quick_one_batch():
+    for path in workloads():
+        scen = sc.load(path)
+        assert sc.resolve(scen, "paper").get("repetition") == {"batch": 5}, path.name
+        # up to 20 seeds; 10 at 1 Gb/s, whose runs cost fifty times a 10 Mb/s run's
+        assert len(sc.resolve(scen, "paper")["seeds"]) == (10 if path.stem == "bulk-1g" else 20)
+        assert "repetition" not in sc.resolve(scen, "quick"), "a second quick batch would double its cost"
+        assert sc.resolve(scen, "test")["repetition"] == {"batch": 2}
+
+
+def decision(tmp_path: Path, going: list[str]) -> Path:
+    path = tmp_path / "batch-1.json"
+    path.write_text(
+        json.dumps({"schema": "qlab-adaptive/1", "batch": 1, "continue": going}), encoding="utf-8"
+    )
+    return path
+
+
+def test_a_batch_the_decision_stopped_runs_nothing_and_says_so(tmp_path: Path):
+    from qlab import runjob
+
+    point = tmp_path / "bench" / "bulk" / "ns3" / "prio"
+    done = point / "batch-2.json"
+    point.mkdir(parents=True)
+    # the plans do not exist: a stopped batch must not even read them
+    runs = [(tmp_path / f"seed-{n}.json", point / f"seed-{n}", None) for n in (3, 4)]
+    assert runjob.run_point(runs, done=done, only_if=decision(tmp_path, ["droptail", "ncq"])) == []
+    doc = json.loads(done.read_text(encoding="utf-8"))
+    assert doc == {"schema": "qlab-point/1", "runs": {}, "stopped": "batch-1.json"}
+    assert not (point / "seed-3").exists()
+    # a decision that lets the point go on runs its plans (here: missing, so it fails naming one)
+    with pytest.raises(runjob.JobError, match="seed-3.json"):
+        runjob.run_point(runs, done=done, only_if=decision(tmp_path, ["prio"]))
+
+
+def test_a_decision_that_is_not_one_is_refused_by_name(tmp_path: Path):
+    from qlab import runjob
+
+    bad = tmp_path / "batch-1.json"
+    bad.write_text('{"schema": "qlab-point/1", "runs": {}}', encoding="utf-8")
+    with pytest.raises(runjob.JobError, match=r"batch-1.json: not an adaptive-repetition decision"):
+        runjob.continues(bad, "prio")
+    with pytest.raises(runjob.JobError, match="cannot read"):
+        runjob.continues(tmp_path / "nope.json", "prio")
+
+
+def test_collect_reads_the_runs_a_done_file_lists(tmp_path: Path):
+    from qlab import collect
+
+    done = tmp_path / "batch-2.json"
+    done.write_text(
+        json.dumps({"schema": "qlab-point/1", "runs": {"seed-4": "b", "seed-3": "a"}}), encoding="utf-8"
+    )
+    assert collect.listed_runs(done) == [tmp_path / "seed-3", tmp_path / "seed-4"]
+    done.write_text('{"schema": "qlab-adaptive/1"}', encoding="utf-8")
+    with pytest.raises(ValueError, match="not a done file of qlab run-job"):
+        collect.listed_runs(done)
+
+
+def test_resume_takes_a_point_of_batches_for_complete_only_when_their_runs_are_there(tmp_path: Path):
+    from qlab import resume
+
+    point = tmp_path / "bench" / "bulk" / "ns3" / "ncq"
+    runs = [point / f"seed-{n}" for n in (1, 2, 3, 4)]
+    for d in runs[:2]:
+        d.mkdir(parents=True)
+        (d / "run.json").write_text("{}", encoding="utf-8")
+    (point.parent / "flows.csv.gz").write_bytes(b"")
+    (point / "batch-1.json").write_text(
+        json.dumps({"schema": "qlab-point/1", "runs": {"seed-1": "a", "seed-2": "b"}})
+    )
+    # batch 2 stopped by its decision: seeds 3 and 4 never ran, and need not
+    (point / "batch-2.json").write_text(
+        json.dumps({"schema": "qlab-point/1", "runs": {}, "stopped": "batch-1.json"})
+    )
+    assert resume.incomplete_points(runs) == []
+    (runs[1] / "run.json").unlink()
+    assert resume.incomplete_points(runs) == [point]
+    resume.rerun_point(point)
+    assert not list(point.glob("batch-*.json")) and not (point.parent / "flows.csv.gz").exists()
+
+
+# ---- qlab bench --discipline X ----------------------------------------------------
+
+
+def bench(*argv: str) -> int:
+    args = cli.build_parser().parse_args(["bench", *argv, "--dry-run"])
+    return args.func(args)
+
+
+def test_bench_refuses_an_unknown_discipline_workload_or_backend(capsys: pytest.CaptureFixture[str]):
+    assert bench("--discipline", "nosuch") == 2
+    err = capsys.readouterr().err
+    assert "--discipline nosuch: not a discipline of scenarios/bench/" in err and "ncq" in err
+    assert "Traceback" not in err
+    assert bench("--discipline", "ncq", "--workload", "bulk", "--workload", "nope") == 2
+    err = capsys.readouterr().err
+    assert "--workload nope: no such workload" in err and "small-flows" in err
+    assert bench("--discipline", "droptail") == 2
+    assert "the baseline" in capsys.readouterr().err
+    assert bench("--discipline", "ncq", "--backend", "mininet") == 2
+    assert "runs on ns3" in capsys.readouterr().err
+    assert bench("--discipline", "ncq", "--workload", "bulk-1g") == 2
+    assert "bulk-1g.yaml runs on no backend in the quick profile" in capsys.readouterr().err
+
+
+def test_bench_runs_only_the_discipline_and_the_baseline(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    assert bench("--discipline", "ncq", "--results", str(tmp_path)) == 0
+    run, place = capsys.readouterr().out.splitlines()
+    assert """bench_series=["ncq"]""" in run
+    # every workload the quick profile runs, each collected apart as the set only-ncq
+    for path in workloads():
+        target = f"{tmp_path}/bench/{path.stem}/ns3/sets/only-ncq/all/flows.csv.gz"
+        assert (target in run) == (path.stem not in ("bulk-100m", "bulk-1g")), path.stem
+    assert "bench-place.R" in place and "--discipline ncq" in place and "--set only-ncq" in place
+
+
+@needs(paths.NS3_RUNNER)
+def test_bench_places_a_discipline_with_adaptive_repetition(tmp_path: Path):
+    """The test profile (batches of 2 up to 4 seeds) on bulk, where prio
+    has one class and so behaves as DropTail: every paired difference is 0,
+    so prio stops after its first batch while DropTail runs both."""
+    env = dict(os.environ, TZ="UTC")
+    cmd = [sys.executable, "-m", "qlab", "bench", "--discipline", "prio", "--workload", "bulk"]
+    cmd += ["--profile", "test", "--results", str(tmp_path), "--cores", "2"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "prio on the benchmark leaderboard" in proc.stdout
+    assert "bulk (2 seeds; stopped: every interval narrow enough)" in proc.stdout
+    point = tmp_path / "bench" / "bulk" / "ns3"
+    listed = {
+        (series, k): sorted(json.loads((point / series / f"batch-{k}.json").read_text())["runs"])
+        for series in ("prio", "droptail")
+        for k in (1, 2)
+    }
+    assert listed == {
+        ("prio", 1): ["seed-1", "seed-2"],
+        ("prio", 2): [],
+        ("droptail", 1): ["seed-1", "seed-2"],
+        ("droptail", 2): ["seed-3", "seed-4"],
+    }
+    assert not (point / "ncq").exists(), "qlab bench runs only the discipline and the baseline"
+    decided = json.loads((point / "sets" / "only-prio" / "batch-1.json").read_text())
+    assert decided["continue"] == ["droptail"]
+    placement = (tmp_path / "analysis" / "bench-prio" / "placement.csv").read_text()
+    assert placement.count("\nbulk,") == 3  # one row per metric of bulk
+
+
+def test_bench_of_an_unrun_workload_names_the_missing_runs(tmp_path: Path):
+    proc = subprocess.run(
+        [
+            "Rscript",
+            str(REPO / "analysis" / "scripts" / "bench-place.R"),
+            "--results",
+            str(tmp_path),
+            "--set",
+            "only-ncq",
+            "--discipline",
+            "ncq",
+            "--backend",
+            "ns3",
+            "--workloads",
+            "bulk",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert f"{tmp_path}/bench/bulk/ns3/sets/only-ncq/all: no collected runs" in proc.stderr

@@ -1,9 +1,5 @@
 # Metrics, statistics and claim verdicts, in R (analysis/R).
 
-ANALYSIS_CODE = sorted(str(p) for p in Path("analysis/R").glob("*.R")) + sorted(
-    str(p) for p in Path("analysis/scripts").glob("*.R")
-)
-
 
 rule analyze:
     input:
@@ -35,14 +31,17 @@ rule analyze_bench:
         ranking=f"{RESULTS}/analysis/{BENCH}/ranking.csv",
         effects=f"{RESULTS}/analysis/{BENCH}/effects.csv",
         seeds=f"{RESULTS}/analysis/{BENCH}/seeds.csv",
+        adaptive=f"{RESULTS}/analysis/{BENCH}/adaptive.csv",
+        coverage=f"{RESULTS}/analysis/{BENCH}/coverage.csv",
     log:
         f"{RESULTS}/logs/analyze/{BENCH}.log",
     threads: 1
     params:
         results=lambda w, output: Path(output.ranking).parents[2],
+        rules=repetition_rules(),
     shell:
         "TZ=UTC Rscript analysis/scripts/bench.R --results {params.results}"
-        " --out $(dirname {output.ranking}) > {log} 2>&1"
+        " --out $(dirname {output.ranking}) --rules {params.rules} > {log} 2>&1"
 
 
 rule provenance:

@@ -65,6 +65,70 @@ except sc.ScenarioError as exc:
         print(line, file=sys.stderr)
     sys.exit(2)
 
+# The benchmark suite (scenarios/bench/) is no paper: its leaderboard is
+# computed by the analyze_bench rule (analysis/scripts/bench.R), not from a
+# paper spec and claims.
+BENCH = "bench"
+BENCH_BASELINE = yaml.safe_load(Path("analysis/bench.yaml").read_text(encoding="utf-8"))["baseline"]
+
+# `qlab bench --discipline X` (config bench_series): only those series of
+# the suite, and the baseline they are compared against.
+BENCH_SERIES = list(config.get("bench_series") or [])
+if BENCH_SERIES:
+    _known = {j.series for j in JOBS if j.scenario.split("/")[0] == BENCH}
+    _unknown = [s for s in BENCH_SERIES if s not in _known]
+    if _unknown:
+        print(
+            f"config: bench_series: {', '.join(_unknown)}: not a series of the benchmark suite"
+            f" (scenarios/bench/: {', '.join(sorted(_known)) or 'none run'})",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    JOBS = [
+        j
+        for j in JOBS
+        if j.scenario.split("/")[0] != BENCH or j.series in BENCH_SERIES or j.series == BENCH_BASELINE
+    ]
+# Where a set of the suite's series keeps its own collections (adaptive
+# repetition's decisions, and `qlab bench`'s collection of its series):
+# results/bench/<workload>/<backend>/sets/<set>/, so that `qlab bench` and
+# a whole reproduction never overwrite each other's (the runs are shared).
+BENCH_SET = "all" if not BENCH_SERIES else "only-" + "+".join(sorted(BENCH_SERIES))
+
+# Adaptive repetition (scenario `repetition`, analysis/bench.yaml): a
+# point's seeds run in batches of this many, each batch after the
+# previous one's decision (workflows/simulate.smk). Benchmark workloads
+# only: the rule compares each series with the suite's baseline.
+REPETITION = {}
+for _s in SCENARIOS:
+    _batch = (RESOLVED[_s.id].get("repetition") or {}).get("batch")
+    if _batch is None:
+        continue
+    if _s.paper != BENCH:
+        print(
+            f"{_s.id}: repetition: adaptive repetition is for the benchmark suite (scenarios/bench/) only",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    REPETITION[_s.id] = min(int(_batch), len(RESOLVED[_s.id]["seeds"]))
+
+
+def repetition_rules():
+    """The adaptive rules (batch:cap) the benchmark's workloads run by, in
+    this profile and in the paper profile: the page shows what optional
+    stopping does to coverage under each, whichever profile it shows."""
+    rules = set()
+    for s in SCENARIOS:
+        if s.paper != BENCH:
+            continue
+        for profile in dict.fromkeys([PROFILE, "paper"]):
+            doc = RESOLVED[s.id] if profile == PROFILE else sc.resolve(s, profile)
+            batch = (doc.get("repetition") or {}).get("batch")
+            if batch and batch < len(doc["seeds"]):
+                rules.add(f"{batch}:{len(doc['seeds'])}")
+    return ",".join(sorted(rules)) or "-"
+
+
 # A reproduction resumes by itself after a kill (qlab/resume.py): the main
 # Snakemake process holds qlab's lock while it lives (a second reproduction
 # exits 2 naming it) and, holding it, clears Snakemake's stale locks, sweeps
@@ -73,6 +137,13 @@ except sc.ScenarioError as exc:
 # as processes of their own parse this file too: they leave all that alone.
 if workflow.is_main_process:
     QLAB_LOCK = qlab_resume.start(Path(RESULTS), [Path(RESULTS) / j.rel_dir for j in JOBS])
+
+
+# The analysis code (R): a change reruns the analyses (workflows/analyze.smk)
+# and the adaptive-repetition decisions (workflows/simulate.smk).
+ANALYSIS_CODE = sorted(str(p) for p in Path("analysis/R").glob("*.R")) + sorted(
+    str(p) for p in Path("analysis/scripts").glob("*.R")
+)
 
 
 def papers_with_analytic_items():
@@ -89,10 +160,6 @@ def papers_with_analytic_items():
     return out
 
 
-# The benchmark suite (scenarios/bench/) is no paper: its leaderboard is
-# computed by the analyze_bench rule (analysis/scripts/bench.R), not from a
-# paper spec and claims.
-BENCH = "bench"
 BENCH_SCENARIOS = [s for s in SCENARIOS if s.paper == BENCH]
 PAPERS = sorted(({s.paper for s in SCENARIOS} | papers_with_analytic_items()) - {BENCH})
 
@@ -138,6 +205,7 @@ wildcard_constraints:
     backend="[a-z0-9]+",
     point="[A-Za-z0-9.+_-]+",
     seed="[0-9]+",
+    batch="[0-9]+",
 
 
 def point_of(job):
@@ -233,11 +301,72 @@ def jobs_of_scenario(wildcards):
 def runs_of_scenario(wildcards):
     """point.json of every point of one scenario on one backend (a point
     one of whose runs is missing or damaged loses it when the workflow
-    starts, qlab.resume, and runs again)."""
+    starts, qlab.resume, and runs again); with adaptive repetition, every
+    batch-<k>.json of every point (the runs each batch ran)."""
+    return done_files_of_scenario(wildcards) + image_of(qlab_backends.get(wildcards.backend).image)
+
+
+def done_files_of_scenario(wildcards, last_batch=None):
+    """The done files of a scenario's points: point.json each, or its
+    batch files up to last_batch (all by default) under adaptive repetition."""
     points = dict.fromkeys(point_of(j) for j in jobs_of_scenario(wildcards))
-    return [f"{RESULTS}/{p}/{qlab_resume.POINT_FILE}" for p in points] + image_of(
-        qlab_backends.get(wildcards.backend).image
+    scenario = f"{wildcards.paper}/{wildcards.name}"
+    if scenario not in REPETITION:
+        return [f"{RESULTS}/{p}/{qlab_resume.POINT_FILE}" for p in points]
+    return [
+        f"{RESULTS}/{p}/batch-{k}.json"
+        for p in points
+        for k in range(1, (last_batch or batches_of_scenario(scenario)) + 1)
+    ]
+
+
+def batches_of_scenario(scenario):
+    """How many batches a scenario of adaptive repetition runs at most."""
+    seeds = len(RESOLVED[scenario]["seeds"])
+    return -(-seeds // REPETITION[scenario])
+
+
+def jobs_of_batch(wildcards):
+    """The runs of one batch of a point: its seeds' k-th slice of `repetition.batch`."""
+    size = REPETITION[f"{wildcards.paper}/{wildcards.name}"]
+    k = int(wildcards.batch)
+    return jobs_of_point(wildcards)[(k - 1) * size : k * size]
+
+
+def batch_run_args(wildcards):
+    """qlab run-job's arguments for one batch of a point (as point_run_args)."""
+    jobs = jobs_of_batch(wildcards)
+    if not jobs:
+        raise ValueError(f"{wildcards.paper}/{wildcards.name}: no batch {wildcards.batch}")
+    q = shlex.quote
+    return " ".join(
+        [q(f"{RESULTS}/jobs/{j.rel_dir}.json") for j in jobs]
+        + [f"--out {q(f'{RESULTS}/{j.rel_dir}')}" for j in jobs]
+        + [f"--log {q(f'{RESULTS}/logs/simulate/{j.rel_dir}.log')}" for j in jobs]
     )
+
+
+def adaptive_dir(wildcards):
+    """Where this set of series keeps its collections and adaptive-repetition decisions."""
+    return f"{RESULTS}/{wildcards.paper}/{wildcards.name}/{wildcards.backend}/sets/{BENCH_SET}"
+
+
+def previous_decision(wildcards):
+    """The decision a batch waits for: the one after the batch before (none for the first)."""
+    k = int(wildcards.batch)
+    return [f"{adaptive_dir(wildcards)}/batch-{k - 1}.json"] if k > 1 else []
+
+
+def batches_so_far(wildcards):
+    """The batch files of every point of a workload up to this batch (a decision's runs)."""
+    return done_files_of_scenario(wildcards, last_batch=int(wildcards.batch))
+
+
+def collect_sources(wildcards):
+    """collect's runs: the trace directories, or the done files that list them (adaptive repetition)."""
+    if f"{wildcards.paper}/{wildcards.name}" in REPETITION:
+        return " ".join(f"--listed-in {shlex.quote(f)}" for f in done_files_of_scenario(wildcards))
+    return " ".join(shlex.quote(f"{RESULTS}/{j.rel_dir}") for j in jobs_of_scenario(wildcards))
 
 
 def scenario_files(wildcards):

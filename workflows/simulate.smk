@@ -88,6 +88,109 @@ rule simulate:
         " | tee {log:q} >&2"
 
 
+# Adaptive repetition (a benchmark workload whose scenario sets
+# `repetition.batch`): a point's seeds run in batches, batch k (its seeds'
+# k-th slice) only if the decision after batch k-1 lets the point continue
+# (`qlab run-job --only-if-continues`); a stopped point's later batches run
+# nothing and say so in their batch-<k>.json. The DAG is the same whatever
+# the decisions (no checkpoint): every batch job exists, and one a decision
+# stopped costs a process start. A batch run again after its decision's
+# input changed reuses its runs that are in place (--reuse).
+rule simulate_batch:
+    input:
+        plans=f"{RESULTS}/jobs/{{paper}}/{{name}}/{{backend}}/{{point}}/plans.json",
+        tools=runner_tools,
+        host=prepared_host,
+        decision=previous_decision,
+    output:
+        f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/batch-{{batch}}.json",
+    log:
+        f"{RESULTS}/logs/simulate/{{paper}}/{{name}}/{{backend}}/{{point}}.batch-{{batch}}.log",
+    group:
+        "simulate"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=lambda w: 2 * len(jobs_of_batch(w)),
+        realtime=0,
+    params:
+        runs=batch_run_args,
+        host=lambda w, input: f"--host {shlex.quote(str(input.host[0]))}" if len(input.host) else "",
+        only_if=lambda w, input: (
+            f"--only-if-continues {shlex.quote(str(input.decision[0]))}" if len(input.decision) else ""
+        ),
+    shell:
+        "set -o pipefail; python3 -m qlab run-job {params.runs} --done {output:q} --reuse {params.only_if}"
+        " {params.host} 2>&1 | tee {log:q} >&2"
+
+
+# Every run of a workload so far (up to batch k), collected for the decision
+# after batch k: the tables the leaderboard reads, of the runs the batch
+# files list.
+rule collect_batch:
+    input:
+        runs=batches_so_far,
+        scenario=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/scenario.json",
+    output:
+        flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/batch-{{batch}}/flows.csv.gz",
+        runs=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/batch-{{batch}}/runs.csv.gz",
+    log:
+        f"{RESULTS}/logs/collect/{{paper}}/{{name}}/{{backend}}/set-{BENCH_SET}-batch-{{batch}}.log",
+    localrule: True
+    threads: 1
+    params:
+        sweep=lambda w: ",".join(resolved_doc(w)["sweep"]) or "-",
+        tables=lambda w: ",".join(resolved_doc(w)["trace"].get("collect", [])) or "-",
+        listed=lambda w, input: " ".join(f"--listed-in {shlex.quote(f)}" for f in input.runs),
+    shell:
+        "python3 -m qlab collect --out $(dirname {output.flows:q}) --sweep {params.sweep}"
+        " --tables {params.tables} {params.listed} > {log} 2>&1"
+        " && cp {input.scenario:q} $(dirname {output.flows:q})/scenario.json"
+
+
+# Every run of a workload's series in this set (`qlab bench --discipline X`:
+# X and the baseline), collected apart from the scenario's own collection.
+rule collect_set:
+    input:
+        runs=done_files_of_scenario,
+        scenario=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/scenario.json",
+    output:
+        flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/all/flows.csv.gz",
+        runs=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/all/runs.csv.gz",
+    log:
+        f"{RESULTS}/logs/collect/{{paper}}/{{name}}/{{backend}}/set-{BENCH_SET}-all.log",
+    localrule: True
+    threads: 1
+    params:
+        sweep=lambda w: ",".join(resolved_doc(w)["sweep"]) or "-",
+        tables=lambda w: ",".join(resolved_doc(w)["trace"].get("collect", [])) or "-",
+        listed=lambda w, input: " ".join(f"--listed-in {shlex.quote(f)}" for f in input.runs),
+    shell:
+        "python3 -m qlab collect --out $(dirname {output.flows:q}) --sweep {params.sweep}"
+        " --tables {params.tables} {params.listed} > {log} 2>&1"
+        " && cp {input.scenario:q} $(dirname {output.flows:q})/scenario.json"
+
+
+# The adaptive rule after batch k (analysis/scripts/bench-adapt.R): which
+# points of the workload run batch k + 1.
+rule bench_decide:
+    input:
+        ANALYSIS_CODE,
+        flows=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/batch-{{batch}}/flows.csv.gz",
+        spec="analysis/bench.yaml",
+    output:
+        f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/batch-{{batch}}.json",
+    log:
+        f"{RESULTS}/logs/analyze/{{paper}}/{{name}}/{{backend}}/set-{BENCH_SET}-batch-{{batch}}.log",
+    threads: 1
+    params:
+        batch_size=lambda w: REPETITION[f"{w.paper}/{w.name}"],
+        cap=lambda w: len(resolved_doc(w)["seeds"]),
+    shell:
+        "TZ=UTC Rscript analysis/scripts/bench-adapt.R --collected $(dirname {input.flows:q}) --workload {wildcards.name}"
+        " --batch {wildcards.batch} --batch-size {params.batch_size} --cap {params.cap} --out {output:q} > {log} 2>&1"
+
+
 # What the report shows of a scenario besides its runs: the resolved
 # scenario (parameters, assumptions) and the graph of its first run (the
 # topology drawings), from the expansion made at parse time.
@@ -122,7 +225,7 @@ rule collect:
     params:
         sweep=lambda w: ",".join(resolved_doc(w)["sweep"]) or "-",
         tables=lambda w: ",".join(resolved_doc(w)["trace"].get("collect", [])) or "-",
-        runs=lambda w: " ".join(shlex.quote(f"{RESULTS}/{j.rel_dir}") for j in jobs_of_scenario(w)),
+        runs=collect_sources,
     shell:
         "python3 -m qlab collect --out $(dirname {output.flows:q}) --sweep {params.sweep}"
         " --tables {params.tables} {params.runs} > {log} 2>&1"

@@ -23,6 +23,11 @@ read_bench_spec <- function(path) {
     if (is.null(spec[[field]])) stop(sprintf("%s: missing field `%s`", path, field))
   }
   spec$warmup_s <- as.numeric(spec$warmup_s %||% 0)
+  relative <- spec$repetition$width_relative
+  if (!is.numeric(relative) || length(relative) != 1 || !(relative > 0)) {
+    stop(sprintf(paste("%s: `repetition.width_relative` must be a positive number",
+                       "(the adaptive rule's width over the baseline's mean)"), path))
+  }
   spec$workloads <- purrr::imap(spec$workloads, function(workload, name) {
     where <- sprintf("%s: workloads.%s", path, name)
     if (!is.list(workload$metrics) || length(workload$metrics) == 0) {
@@ -32,6 +37,9 @@ read_bench_spec <- function(path) {
       at <- sprintf("%s.metrics[%d]", where, i)
       if (!identical(entry$better, "higher") && !identical(entry$better, "lower")) {
         stop(sprintf("%s: `better` must be higher or lower (found %s)", at, format(entry$better %||% "nothing")))
+      }
+      if (!is.null(entry$width) && (!is.numeric(entry$width) || length(entry$width) != 1 || !(entry$width > 0))) {
+        stop(sprintf("%s: `width` must be a positive number in the metric's unit", at))
       }
       metric_selector(entry, at)
     })
@@ -162,8 +170,18 @@ bench_leaderboard <- function(metrics_by_workload, spec) {
 
 # ---- adaptive repetition ------------------------------------------------------
 
+#' Whether a paired difference's 95% t-interval is narrower than `width`: its
+#' width (ci_hi − ci_lo) below it, or 0 (every seed gave the same difference).
+#' Not with fewer than two differences (no interval).
+interval_narrow <- function(differences, width) {
+  interval <- t_interval(differences)
+  if (is.na(interval$ci_lo) || is.na(width)) return(FALSE)
+  spread <- interval$ci_hi - interval$ci_lo
+  spread == 0 || spread < width
+}
+
 #' Run seeds in batches until the paired difference's 95% t-interval is
-#' narrower than `width`, or `cap` seeds have run.
+#' narrower than `width` (interval_narrow()), or `cap` seeds have run.
 #'
 #' @param draw A function of a vector of seeds returning one paired
 #'   difference (treatment − baseline) per seed.
@@ -177,7 +195,7 @@ adaptive_seeds <- function(draw, width, batch = 5L, cap = 50L) {
   if (!is.numeric(width) || length(width) != 1 || !(width > 0)) {
     stop("adaptive seeds: `width` must be a positive number")
   }
-  if (batch < 2 || cap < batch) stop("adaptive seeds: `batch` must be at least 2 and `cap` at least `batch`")
+  check_repetition(batch, cap)
   seeds <- integer()
   differences <- numeric()
   repeat {
@@ -189,13 +207,115 @@ adaptive_seeds <- function(draw, width, batch = 5L, cap = 50L) {
     }
     seeds <- c(seeds, more)
     differences <- c(differences, got)
-    interval <- t_interval(differences)
-    reached <- !is.na(interval$ci_lo) && (interval$ci_hi - interval$ci_lo) < width
+    reached <- interval_narrow(differences, width)
     if (reached || length(seeds) >= cap) {
-      return(list(seeds = seeds, differences = differences, interval = interval,
+      return(list(seeds = seeds, differences = differences, interval = t_interval(differences),
                   stopped = if (reached) "width" else "cap"))
     }
   }
+}
+
+check_repetition <- function(batch, cap) {
+  if (!is.numeric(batch) || length(batch) != 1 || batch < 2 || !is.numeric(cap) || length(cap) != 1 ||
+        cap < batch) {
+    stop("adaptive seeds: `batch` must be at least 2 and `cap` at least `batch`")
+  }
+}
+
+#' The width each metric's paired interval must get below: the metric's own
+#' `width` (in its unit, analysis/bench.yaml) or `width_relative` times the
+#' baseline's mean (its absolute value) over the seeds compared.
+#'
+#' @param selectors A workload's metric selectors (read_bench_spec()).
+#' @param baseline_means Named numeric: selector id -> the baseline's mean.
+#' @param width_relative The suite's relative width (spec$repetition$width_relative).
+adaptive_widths <- function(selectors, baseline_means, width_relative) {
+  purrr::map_dbl(purrr::set_names(selectors, purrr::map_chr(selectors, metric_selector_id)), function(selector) {
+    if (!is.null(selector$width)) return(as.numeric(selector$width))
+    width_relative * abs(unname(baseline_means[metric_selector_id(selector)]))
+  })
+}
+
+#' The adaptive rule applied to one workload's runs: for each discipline, at
+#' each batch boundary (its first `batch`, 2 `batch`, ... seeds in seed order,
+#' paired with the baseline's), whether every metric's paired difference has
+#' an interval narrower than its width (adaptive_widths()). A discipline
+#' stops at the first boundary where they all have ("width") or when it has
+#' run `cap` seeds ("cap"); otherwise it runs another batch ("continue").
+#' The baseline runs every batch (each discipline is paired with it
+#' independently of the others): its status is "baseline".
+#'
+#' @param values bench_values() of one workload (every seed run so far).
+#' @param selectors The workload's metric selectors.
+#' @param baseline The baseline's series label.
+#' @param repetition list(batch, cap, width_relative).
+#' @return One row per series: series, n (seeds run), status, n_stop (the seeds
+#'   the rule stops at; NA while it continues), seeds (those run, space-separated),
+#'   widest (the largest ratio of a metric's interval width to its width at
+#'   the last boundary evaluated; below 1 when it stopped on width).
+adaptive_status <- function(values, selectors, baseline, repetition) {
+  require_columns(values, c("series", "seed", "selector", "value"), "adaptive status")
+  batch <- as.integer(repetition$batch)
+  cap <- as.integer(repetition$cap)
+  check_repetition(batch, cap)
+  if (!baseline %in% values$series) {
+    stop(sprintf("adaptive status: the baseline `%s` must be among the series", baseline))
+  }
+  base <- dplyr::filter(values, .data$series == !!baseline)
+  purrr::map_dfr(sort(unique(values$series)), function(label) {
+    own <- dplyr::filter(values, .data$series == !!label)
+    seeds <- sort(unique(own$seed))
+    row <- function(status, n_stop, widest) {
+      tibble::tibble(series = label, n = length(seeds), status = status, n_stop = n_stop,
+                     seeds = paste(seeds, collapse = " "), widest = widest)
+    }
+    if (label == baseline) return(row("baseline", NA_integer_, NA_real_))
+    widest <- NA_real_
+    # the batch boundaries reached: every `batch` seeds, and the cap when it ends a shorter batch
+    boundaries <- unique(c(if (length(seeds) >= batch) seq.int(batch, length(seeds), by = batch),
+                           if (length(seeds) >= cap) length(seeds)))
+    for (n in boundaries) {
+      used <- seeds[seq_len(n)]
+      pairs <- pair_by_seed(dplyr::bind_rows(dplyr::filter(own, .data$seed %in% used),
+                                             dplyr::filter(base, .data$seed %in% used)),
+                            label, baseline, by = "selector")
+      baseline_means <- tapply(pairs$baseline, pairs$selector, mean)
+      widths <- adaptive_widths(selectors, baseline_means, repetition$width_relative)
+      narrow <- purrr::imap_lgl(widths, function(width, id) {
+        interval_narrow(pairs$difference[pairs$selector == id], width)
+      })
+      spreads <- purrr::imap_dbl(widths, function(width, id) {
+        interval <- t_interval(pairs$difference[pairs$selector == id])
+        interval$ci_hi - interval$ci_lo
+      })
+      widest <- max(dplyr::case_when(is.na(spreads) ~ Inf, spreads == 0 ~ 0, TRUE ~ spreads / widths))
+      if (all(narrow)) return(row("width", as.integer(n), widest))
+    }
+    if (length(seeds) >= cap) row("cap", as.integer(cap), widest) else row("continue", NA_integer_, widest)
+  })
+}
+
+#' What optional stopping does to coverage, on synthetic normal noise: for
+#' each width (in standard deviations of the paired differences), the share
+#' of `trials` stopped intervals that cover the true difference, and the mean
+#' seeds used, with the given batch and cap (adaptive_seeds()). Seeded, so
+#' the page's table is the same at every render.
+adaptive_coverage <- function(batch, cap, widths_sd = c(1, 1.5, 2, 3), trials = 400L, seed = 23L) {
+  check_repetition(batch, cap)
+  old <- if (exists(".Random.seed", envir = globalenv())) get(".Random.seed", envir = globalenv()) else NULL
+  on.exit(if (!is.null(old)) assign(".Random.seed", old, envir = globalenv()))
+  set.seed(seed)
+  purrr::map_dfr(widths_sd, function(width) {
+    runs <- purrr::map(seq_len(trials), function(i) {
+      adaptive_seeds(function(seeds) stats::rnorm(length(seeds)), width = width, batch = batch, cap = cap)
+    })
+    tibble::tibble(
+      width_sd = width, batch = as.integer(batch), cap = as.integer(cap), trials = as.integer(trials),
+      coverage = mean(purrr::map_lgl(runs, function(r) r$interval$ci_lo <= 0 && 0 <= r$interval$ci_hi)),
+      mean_seeds = mean(purrr::map_int(runs, function(r) length(r$seeds))),
+      stopped_on_width = mean(purrr::map_chr(runs, "stopped") == "width")
+    )
+  })
 }
 
 #' The series of a benchmark workload that run a native baseline: one of
@@ -230,26 +350,86 @@ analyze_bench <- function(results_dir, spec) {
                                                  warmup_s = spec$warmup_s)
     }
     board <- bench_leaderboard(metrics, spec)
+    adaptive <- purrr::imap_dfr(metrics, function(m, workload) {
+      scenario <- read_scenario_json(file.path(scenario_results_dir(results_dir, file.path("bench", workload), backend),
+                                               "scenario.json"))
+      repetition <- scenario_repetition(scenario, spec)
+      adaptive_status(bench_values(m, spec$workloads[[workload]]$metrics), spec$workloads[[workload]]$metrics,
+                      spec$baseline, repetition) |>
+        dplyr::mutate(workload = workload, .before = 1) |>
+        dplyr::mutate(batch = repetition$batch, cap = repetition$cap)
+    })
     seeds <- purrr::imap_dfr(metrics, function(m, workload) {
       dplyr::distinct(m, .data$series, .data$seed) |>
         dplyr::group_by(.data$series) |>
         dplyr::summarise(seeds = paste(sort(.data$seed), collapse = " "), .groups = "drop") |>
         dplyr::mutate(workload = workload, .before = 1)
     })
-    purrr::map(c(board, list(seeds = seeds)), function(df) dplyr::mutate(df, backend = backend))
+    purrr::map(c(board, list(seeds = seeds, adaptive = adaptive)), function(df) dplyr::mutate(df, backend = backend))
   })
   if (length(boards) == 0) {
     stop(sprintf("%s: no results for any benchmark workload (looked for %s/bench/<workload>/<backend>/runs.csv.gz)",
                  results_dir, results_dir))
   }
-  purrr::map(purrr::set_names(c("ranking", "effects", "seeds")), function(table) purrr::map_dfr(boards, table))
+  tables <- purrr::set_names(c("ranking", "effects", "seeds", "adaptive"))
+  purrr::map(tables, function(table) purrr::map_dfr(boards, table))
 }
 
-#' Write the leaderboard tables (ranking.csv, effects.csv, seeds.csv).
+#' A workload's repetition as its scenario runs it (scenario.json): batches
+#' of `repetition.batch` seeds up to its seeds (the cap); without
+#' `repetition`, one batch of every seed (fixed seeds: the rule is evaluated
+#' once, at the end). The width from the spec (analysis/bench.yaml).
+scenario_repetition <- function(scenario, spec) {
+  cap <- length(scenario$seeds)
+  if (cap == 0) stop("benchmark: scenario.json lists no seeds")
+  batch <- min(as.integer(scenario$repetition$batch %||% cap), cap)
+  list(batch = max(batch, min(2L, cap)), cap = cap, width_relative = spec$repetition$width_relative)
+}
+
+#' Write the leaderboard tables (ranking.csv, effects.csv, seeds.csv, adaptive.csv, coverage.csv).
 write_bench_analysis <- function(board, out_dir) {
   dir.create(out_dir, recursive = TRUE, showWarnings = FALSE)
   purrr::iwalk(board, function(table, name) {
     readr::write_csv(table, file.path(out_dir, paste0(name, ".csv")), na = "NA")
   })
   invisible(out_dir)
+}
+
+# ---- one discipline on the leaderboard (`qlab bench --discipline X`) ---------------
+
+#' Per-run metrics of one workload for placing a discipline: its own runs and
+#' the baseline's (`own`, the collection of `qlab bench`'s set), beside every
+#' other discipline's of the suite's collection (`suite`, NULL when the suite
+#' has not run): the leaderboard `bench_leaderboard()` ranks them together.
+placement_metrics <- function(own, suite) {
+  if (is.null(suite)) return(own)
+  dplyr::bind_rows(own, dplyr::filter(suite, !.data$series %in% unique(own$series)))
+}
+
+#' A discipline's place on the leaderboard: per workload and metric, its rank
+#' among the disciplines ranked, its mean with 95% interval, its paired
+#' difference against the baseline with the Holm-adjusted p-value (Holm over
+#' the whole board of the workload) and a verdict.
+#'
+#' @param board bench_leaderboard() of the workloads.
+#' @param discipline The series to place.
+bench_placement <- function(board, discipline) {
+  if (!discipline %in% board$ranking$series) {
+    stop(sprintf("benchmark: `%s` has no runs on the leaderboard (series: %s)", discipline,
+                 paste(sort(unique(board$ranking$series)), collapse = ", ")))
+  }
+  ranked <- board$ranking |>
+    dplyr::group_by(.data$workload, .data$selector) |>
+    dplyr::mutate(of = dplyr::n()) |>
+    dplyr::ungroup() |>
+    dplyr::filter(.data$series == !!discipline)
+  effects <- dplyr::filter(board$effects, .data$series == !!discipline) |>
+    dplyr::select("workload", "selector", d_mean = "mean", d_lo = "ci_lo", d_hi = "ci_hi", "p_holm", "significant",
+                  "improves")
+  dplyr::left_join(ranked, effects, by = c("workload", "selector")) |>
+    dplyr::mutate(verdict = dplyr::case_when(is.na(.data$d_mean) ~ "the baseline",
+                                             !.data$significant ~ "no significant difference",
+                                             .data$improves ~ "better", TRUE ~ "worse")) |>
+    dplyr::select("workload", "selector", "label", "better", "rank", "of", "n", "mean", "ci_lo", "ci_hi", "d_mean",
+                  "d_lo", "d_hi", "p_holm", "verdict")
 }

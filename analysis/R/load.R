@@ -165,7 +165,11 @@ list_backends <- function(results_dir, scenario) {
 #'   or TCP state samples, or NULL when the scenario's trace.collect does not
 #'   name them).
 read_scenario_results <- function(results_dir, scenario, backend) {
-  dir <- scenario_results_dir(results_dir, scenario, backend)
+  read_collected(scenario_results_dir(results_dir, scenario, backend))
+}
+
+#' Read the tables `qlab collect` wrote in one directory (read_scenario_results()).
+read_collected <- function(dir) {
   runs <- read_runs_table(file.path(dir, "runs.csv.gz"))
   flows <- read_flows_table(file.path(dir, "flows.csv.gz"))
   sweep_vars <- sweep_variables(runs)

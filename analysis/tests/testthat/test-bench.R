@@ -108,9 +108,9 @@ test_that("analysis/bench.yaml reads, and a bad direction names the entry", {
   expect_identical(spec$workloads[["bulk-bbr"]]$metrics, spec$workloads$bulk$metrics)
   expect_identical(spec$workloads[["bulk-cubic"]]$metrics, spec$workloads$bulk$metrics)
   path <- tempfile(fileext = ".yaml")
-  yaml::write_yaml(list(baseline = "droptail", workloads = list(bulk = list(metrics = list(
-    list(metric = "fairness_jain", better = "up")
-  )))), path)
+  yaml::write_yaml(list(baseline = "droptail", repetition = list(width_relative = 0.2),
+                        workloads = list(bulk = list(metrics = list(list(metric = "fairness_jain", better = "up"))))),
+                   path)
   expect_error(read_bench_spec(path), "workloads.bulk.metrics\\[1\\]: `better` must be higher or lower")
 })
 
@@ -153,4 +153,105 @@ test_that("adaptive repetition refuses bad arguments", {
   expect_error(adaptive_seeds(function(s) s, width = 0), "width")
   expect_error(adaptive_seeds(function(s) s, width = 1, batch = 1), "batch")
   expect_error(adaptive_seeds(function(s) 1, width = 1, batch = 3), "one difference per seed")
+})
+
+# ---- the adaptive rule as the workflow applies it (adaptive_status()) ----------
+
+# one metric, per-seed values: the baseline at 100 + common noise, each other
+# series 100 + its shift + common noise + noise of its own with the given sd
+status_values <- function(own_sd, seeds = 1:9, shift = 5) {
+  set.seed(11)
+  common <- stats::rnorm(length(seeds), sd = 10)
+  base <- tibble::tibble(series = "base", seed = seeds, value = 100 + common)
+  others <- purrr::imap_dfr(own_sd, function(sd, label) {
+    tibble::tibble(series = label, seed = seeds, value = 100 + shift + common + stats::rnorm(length(seeds), sd = sd))
+  })
+  dplyr::bind_rows(base, others) |> dplyr::mutate(selector = "m", better = "lower")
+}
+status_selectors <- list(list(metric = "m", better = "lower"))
+status_of <- function(values, batch = 3, cap = 9, width_relative = 0.1, selectors = status_selectors) {
+  st <- adaptive_status(values, selectors, "base", list(batch = batch, cap = cap, width_relative = width_relative))
+  purrr::set_names(st$status, st$series)
+}
+
+test_that("a discipline no noisier than the baseline stops at the first batch; a noisy one runs to the cap", {
+  # width 0.1 x 100 = 10; own noise sd 0.1 gives intervals far below it, sd 50 far above
+  st <- adaptive_status(status_values(c(quiet = 0.1, noisy = 50)), status_selectors, "base",
+                        list(batch = 3, cap = 9, width_relative = 0.1))
+  quiet <- st[st$series == "quiet", ]
+  expect_equal(c(quiet$status, quiet$n_stop), c("width", "3"))
+  expect_lt(quiet$widest, 1)
+  noisy <- st[st$series == "noisy", ]
+  expect_equal(noisy$status, "cap")
+  expect_gt(noisy$widest, 1)
+  expect_equal(st$status[st$series == "base"], "baseline")
+})
+
+test_that("a discipline whose interval is still too wide before the cap runs another batch", {
+  values <- status_values(c(noisy = 50))
+  first_batch <- dplyr::filter(values, .data$seed <= 3)
+  expect_equal(status_of(first_batch)[["noisy"]], "continue")
+  # the same runs after the last batch: stopped at the cap
+  expect_equal(status_of(values)[["noisy"]], "cap")
+})
+
+test_that("the rule stops at the first batch boundary where every interval is narrow, not later", {
+  # differences 5 + (-4, 0, 4): an interval 19.9 wide after 3 seeds; with (-1, 0, 1) next, 5.5 after 6
+  values <- status_values(c(middling = 0))
+  values$value[values$series == "middling"] <- values$value[values$series == "middling"] +
+    c(-4, 0, 4, -1, 0, 1, 0, 0, 0)
+  st <- adaptive_status(values, status_selectors, "base", list(batch = 3, cap = 9, width_relative = 0.1))
+  expect_equal(st$status[st$series == "middling"], "width")
+  expect_equal(st$n_stop[st$series == "middling"], 6L)
+  expect_equal(st$n[st$series == "middling"], 9L) # the runs it has (here more than the rule needed)
+  expect_equal(status_of(dplyr::filter(values, .data$seed <= 3))[["middling"]], "continue")
+})
+
+test_that("every metric must be narrow, and a metric's own width replaces the relative one", {
+  two <- dplyr::bind_rows(status_values(c(x = 0.1)),
+                          dplyr::mutate(status_values(c(x = 0.1)), selector = "loss",
+                                        value = .data$value / 1000))
+  relative <- list(list(metric = "m", better = "lower"), list(metric = "loss", better = "lower"))
+  expect_equal(status_of(two, selectors = relative)[["x"]], "width")
+  # an absolute width no interval of `loss` gets below keeps it running
+  strict <- list(list(metric = "m", better = "lower"), list(metric = "loss", better = "lower", width = 1e-9))
+  expect_equal(status_of(two, selectors = strict)[["x"]], "cap")
+  expect_equal(unname(adaptive_widths(strict, c(m = 100, loss = 0.1), 0.1)), c(10, 1e-9))
+})
+
+test_that("a discipline identical to the baseline stops even when the baseline's mean is 0", {
+  zero <- tibble::tibble(series = rep(c("base", "same"), each = 3), seed = rep(1:3, 2), value = 0,
+                         selector = "m", better = "lower")
+  expect_equal(status_of(zero, batch = 3, cap = 6)[["same"]], "width")
+})
+
+test_that("the adaptive rule refuses a bad repetition and a missing baseline", {
+  values <- status_values(c(x = 1))
+  expect_error(adaptive_status(values, status_selectors, "base", list(batch = 1, cap = 9, width_relative = 0.1)),
+               "batch")
+  expect_error(adaptive_status(values, status_selectors, "droptail", list(batch = 3, cap = 9, width_relative = 0.1)),
+               "baseline `droptail`")
+})
+
+test_that("the coverage table: seeded, near 95%, fewer seeds for a wider stated width", {
+  a <- adaptive_coverage(batch = 5, cap = 20, widths_sd = c(1, 3), trials = 200)
+  expect_identical(a, adaptive_coverage(batch = 5, cap = 20, widths_sd = c(1, 3), trials = 200))
+  expect_true(all(a$coverage > 0.85 & a$coverage <= 1))
+  expect_gt(a$mean_seeds[[1]], a$mean_seeds[[2]])
+  expect_equal(a$stopped_on_width[[2]], 1)
+})
+
+test_that("analysis/bench.yaml states the relative width, and a bad width is refused by name", {
+  spec <- read_bench_spec(file.path("..", "..", "bench.yaml"))
+  expect_gt(spec$repetition$width_relative, 0)
+  path <- tempfile(fileext = ".yaml")
+  yaml::write_yaml(list(baseline = "droptail", workloads = list(bulk = list(metrics = list(
+    list(metric = "fairness_jain", better = "higher")
+  )))), path)
+  expect_error(read_bench_spec(path), "repetition.width_relative")
+  yaml::write_yaml(list(baseline = "droptail", repetition = list(width_relative = 0.2),
+                        workloads = list(bulk = list(metrics = list(
+                          list(metric = "fairness_jain", better = "higher", width = -1)
+                        )))), path)
+  expect_error(read_bench_spec(path), "workloads.bulk.metrics\\[1\\]: `width` must be a positive number")
 })
