@@ -306,7 +306,9 @@ def _wait_ssh(vm: VM, t0: float) -> None:
             raise TestbedError(
                 f"{vm.name}: QEMU exited during boot: {err or ' | '.join(tail) or 'no output'}"
             )
-        r = subprocess.run([*_ssh_base(vm), "true"], capture_output=True, check=False, timeout=60)
+        r = subprocess.run(
+            [*_ssh_base(vm), "true"], stdin=subprocess.DEVNULL, capture_output=True, check=False, timeout=60
+        )
         if r.returncode == 0:
             return
         if time.monotonic() - t0 > BOOT_TIMEOUT_S:
@@ -325,7 +327,14 @@ def wait_clock(vm: VM, t0: float) -> float:
     script = "chronyc -n tracking"
     last = ""
     while True:
-        r = subprocess.run([*_ssh_base(vm), script], capture_output=True, text=True, check=False, timeout=60)
+        r = subprocess.run(
+            [*_ssh_base(vm), script],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
         f = dict(
             (k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in r.stdout.splitlines())
         )

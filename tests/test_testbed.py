@@ -387,7 +387,15 @@ def _ssh(vm_testbed, name: str, command: str) -> str:
     import subprocess
 
     vm = next(v for v in vm_testbed.VMS if v.name == name)
-    r = subprocess.run([*vm_testbed._ssh_base(vm), command], capture_output=True, text=True, timeout=120)
+    # stdin not shared: ssh makes its stdin non-blocking, which would break an
+    # ansible-playbook started beside it
+    r = subprocess.run(
+        [*vm_testbed._ssh_base(vm), command],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout
 

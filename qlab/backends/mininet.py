@@ -356,8 +356,11 @@ class MininetBackend(Backend):
             # gets SIGTERM when this process dies (PR_SET_PDEATHSIG) and then
             # terminates its workers' groups (the run helper among them); the
             # helper's reaper removes the network.
+            # stdin: nothing (Ansible asks nothing here, and refuses a
+            # non-blocking stdin, which an ssh beside it may have left)
             proc = subprocess.Popen(
                 cmd,
+                stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=env,
