@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 # Mininet and traffic tools (the mininet backend); kernel headers, QEMU and
 # busybox (the Linux qdiscs' VM tests; dpkg-dev for `apt-get source iproute2`; kmod for
 # modinfo, which checks the modules built in the kmod image); chrony (the virtual
-# testbed's NTP server, which the VMs' clocks follow: qlab/testbed_vm.py);
+# testbed's NTP server, which the VMs' clocks follow: qlab/testbed_vm.py); dkms
+# (the testbed's DKMS path, built here by make test-testbed);
 # libxml2/sqlite3/python3 headers, which ns-3's CMake targets name without
 # libns3-dev depending on them; libtcmalloc-minimal4, the ns-3 runners' allocator
 # (disciplines/ns3/CMakeLists.txt); debootstrap (the Docker base image); ns-2.35's
@@ -29,7 +30,7 @@ DEB_PACKAGES=(
   python3-plotly
   pandoc python3-venv valgrind shellcheck
   mininet ethtool bridge-utils iperf3 iputils-ping
-  linux-headers-amd64 kmod qemu-system-x86 busybox-static dpkg-dev chrony
+  linux-headers-amd64 kmod qemu-system-x86 busybox-static dpkg-dev chrony dkms
   libxml2-dev libsqlite3-dev libpython3-dev debootstrap
   tcl-dev tk-dev libxext-dev libxt-dev libpcap0.8-dev libotcl1-dev tclcl libtclcl1-dev
   libperl4-corelibs-perl xz-utils chromium

@@ -346,14 +346,14 @@ def _fails_cleanly(run, match: str, tmp_path: Path) -> str:
     return str(err.value)
 
 
-def _play(plan: dict, tmp_path: Path, **kw) -> None:
+def _play(plan: dict, tmp_path: Path, **kw) -> dict:
     from qlab.backends import testbed as tb
 
     backend = TestbedBackend()
     job = backend.job(plan, tb._groups(tb.inventory()))
     for key, value in kw.pop("router", {}).items():
         job["router"][key] = value
-    backend.play(plan, job, tmp_path / "out", tmp_path / "run.log", "a fault test", **kw)
+    return backend.play(plan, job, tmp_path / "out", tmp_path / "run.log", "a testbed test", **kw)
 
 
 def test_vm_testbed_names_the_tc_option_the_module_refuses(vm_testbed, tmp_path):
@@ -463,6 +463,47 @@ def test_vm_testbed_fails_loudly_on_a_dead_host_and_collects_nothing(vm_testbed,
         )
     finally:
         vm_testbed.up(build=False)
+
+
+def test_vm_testbed_runs_the_modules_dkms_builds(vm_testbed, tmp_path):
+    """The DKMS tree (make -C disciplines/linux dkms-src) built by dkms for
+    the router's kernel, on this machine (the guests have no headers), in a
+    DKMS tree of the test's own; its modules then run a job on the router."""
+    _full("the DKMS build")
+    import re
+    import subprocess
+
+    if not shutil.which("dkms"):
+        pytest.fail("dkms not installed (apt-get install dkms; scripts/setup.sh installs it)")
+    kver = (REPO / "build/testbed/kver").read_text().strip()
+    version = re.search(r'PACKAGE_VERSION="([^"]+)"', (REPO / "disciplines/linux/dkms.conf").read_text())[1]
+    src, tree, kmod = tmp_path / "src", tmp_path / "tree", tmp_path / "kmod"
+    subprocess.run(
+        ["make", "-s", "-C", "disciplines/linux", "dkms-src", f"DEST={src}/qlab-{version}"],
+        cwd=REPO,
+        check=True,
+    )
+    t0 = time.monotonic()
+    for verb in (["add"], ["build", "-k", kver]):
+        subprocess.run(
+            ["dkms", *verb, "-m", "qlab", "-v", version, "--sourcetree", str(src), "--dkmstree", str(tree)],
+            check=True,
+            capture_output=True,
+        )
+    print(f"dkms built qlab {version} for {kver} in {time.monotonic() - t0:.0f} s")
+    kmod.mkdir()
+    for ko in (tree / "qlab" / version / kver).rglob("*.ko"):
+        shutil.copy(ko, kmod / ko.name)
+    assert {p.stem for p in kmod.iterdir()} >= {
+        "qlab_core",
+        "sch_qlab",
+        "sch_ncq",
+        "sch_cqaqm",
+        "sch_srd",
+        "sch_rbwfq",
+    }
+    facts = _play(_vm_plan(), tmp_path, kmod_dir=kmod)
+    assert facts["valid"], facts["invalid_reasons"]
 
 
 # After the faults: the next run starts clean, with each of the kernel's qlab
