@@ -58,6 +58,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,16 @@ static u64 opt_dec(const char *name, const char *text, u64 min, u64 max, const c
 
 /* ---- packets and FIFOs ---------------------------------------------------- */
 
+/*
+ * A packet and the room for its frame.  Packets come from a pool (pkt_get,
+ * pkt_put) that grows by chunks and never shrinks: the receive path reads a
+ * frame straight into a free packet's room, so forwarding allocates, clears
+ * and copies nothing per packet.  A frame larger than the room (offloads
+ * on) gets a buffer of its own.
+ */
+#define PKT_ROOM 2048		/* an Ethernet frame of a 1500-byte MTU, VLAN tag included */
+#define POOL_CHUNK 256
+
 struct pkt {
 	struct pkt *next;
 	u64 id;			/* arrival number at its link, from 0 (dropped ones too) */
@@ -165,8 +176,46 @@ struct pkt {
 	int flow_id;		/* -1: not in the flow map */
 	u8 band;
 	u8 back_to_back;	/* dequeued the moment the previous left the transmitter */
-	u8 data[];
+	u8 *data;		/* the frame: room, or a buffer of its own when larger */
+	u8 room[PKT_ROOM];
 };
+
+static struct pkt *g_free_pkts;	/* the pool's free packets */
+static u64 g_pool_pkts;		/* packets the pool holds (free or in use) */
+
+/* A packet from the pool, its header cleared (not its room), flow id -1. */
+static struct pkt *pkt_get(void)
+{
+	struct pkt *p = g_free_pkts;
+
+	if (!p) {
+		struct pkt *chunk = xcalloc(POOL_CHUNK, sizeof(*chunk));
+		int i;
+
+		for (i = POOL_CHUNK - 1; i >= 0; i--) {
+			chunk[i].next = g_free_pkts;
+			g_free_pkts = &chunk[i];
+		}
+		g_pool_pkts += POOL_CHUNK;
+		p = g_free_pkts;
+	}
+	g_free_pkts = p->next;
+	memset(p, 0, offsetof(struct pkt, room));
+	p->data = p->room;
+	p->flow_id = -1;
+	return p;
+}
+
+/* Back to the pool (NULL: nothing). */
+static void pkt_put(struct pkt *p)
+{
+	if (!p)
+		return;
+	if (p->data != p->room)
+		free(p->data);
+	p->next = g_free_pkts;
+	g_free_pkts = p;
+}
 
 struct fifo {
 	struct pkt *head, *tail;
@@ -443,7 +492,7 @@ static struct pkt *link_serve(struct link *l, u64 t)
 		if (d.action == QCORE_DEQ_DROP_HEAD) {
 			l->cnt[d.band].dropped++;
 			observe(l, QEV_HEAD_DROP, t, p, d.band, d.reason);
-			free(p);
+			pkt_put(p);
 			continue;
 		}
 		l->cnt[d.band].dequeued++;
@@ -477,9 +526,9 @@ static void emu_arrival(struct link *l, struct pkt *p)
 			fprintf(stderr, "qlab-emu: %s: packet %s -> %s protocol %u cls=%u prec=%u rejected: %s\n",
 				l->name, src, dst, ip->protocol, qp.cls, qp.prec, err);
 		}
-		free(p);
+		pkt_put(p);
 	} else if (d.verdict == QCORE_DROP) {
-		free(p);
+		pkt_put(p);
 	} else if (d.verdict == QCORE_MARK) {
 		set_ce(p);	/* ECT: qcore_mark_fallback() turned any other mark into a drop */
 	}
@@ -721,14 +770,14 @@ static void send_due(struct link *l, u64 give_up_ns)
 					l->bypass_sent++;
 				else
 					record_sent(l, s, now);
-				free(s);
+				pkt_put(s);
 			}
 			if (sent > 0)
 				l->retry_since_ns = 0;
 			if (sent < n) {
 				if (errno == EMSGSIZE || errno == EINVAL) {
 					/* cannot ever be sent: account for it, go on */
-					free(fifo_pop(queues[q]));
+					pkt_put(fifo_pop(queues[q]));
 					l->send_failed++;
 					continue;
 				}
@@ -736,7 +785,7 @@ static void send_due(struct link *l, u64 give_up_ns)
 				if (!l->retry_since_ns)
 					l->retry_since_ns = now;
 				else if (now - l->retry_since_ns > give_up_ns) {
-					free(fifo_pop(queues[q]));
+					pkt_put(fifo_pop(queues[q]));
 					l->send_failed++;
 					l->retry_since_ns = 0;
 					continue;
@@ -747,51 +796,76 @@ static void send_due(struct link *l, u64 give_up_ns)
 	}
 }
 
+/*
+ * The receive batch, shared by both links (drained in turn): message i reads
+ * into the room of rx_pkt[i], a packet of the pool, and whatever of a frame
+ * does not fit there into rx_tail[i].  A packet that is kept is replaced by
+ * a new one from the pool; the others stay posted for the next call.
+ */
+static struct {
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH][2];
+	struct sockaddr_ll from[BATCH];
+	char ctrl[BATCH][256];
+	struct pkt *pkt[BATCH];
+	u8 *tail[BATCH];
+	int ready, used;	/* used: messages the last call filled in */
+} g_rx;
+
+static void rx_post(int i)
+{
+	struct msghdr *h = &g_rx.msgs[i].msg_hdr;
+
+	g_rx.pkt[i] = pkt_get();
+	g_rx.iov[i][0].iov_base = g_rx.pkt[i]->room;
+	g_rx.iov[i][0].iov_len = PKT_ROOM;
+	g_rx.iov[i][1].iov_base = g_rx.tail[i];
+	g_rx.iov[i][1].iov_len = FRAME_MAX - PKT_ROOM;
+	h->msg_iov = g_rx.iov[i];
+	h->msg_iovlen = 2;
+	h->msg_name = &g_rx.from[i];
+	h->msg_control = g_rx.ctrl[i];
+}
+
 /* Read every frame waiting on the link's input socket into `staged`. */
 static void drain(struct link *l)
 {
-	static u8 *bufs[BATCH];
-	static char ctrl[BATCH][256];
-	struct mmsghdr msgs[BATCH];
-	struct iovec iov[BATCH];
-	struct sockaddr_ll from[BATCH];
 	int n, i;
 
-	if (!bufs[0])
-		for (i = 0; i < BATCH; i++)
-			bufs[i] = xcalloc(1, FRAME_MAX);
-	for (;;) {
+	if (!g_rx.ready) {
 		for (i = 0; i < BATCH; i++) {
-			memset(&msgs[i], 0, sizeof(msgs[i]));
-			iov[i].iov_base = bufs[i];
-			iov[i].iov_len = FRAME_MAX;
-			msgs[i].msg_hdr.msg_iov = &iov[i];
-			msgs[i].msg_hdr.msg_iovlen = 1;
-			msgs[i].msg_hdr.msg_name = &from[i];
-			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
-			msgs[i].msg_hdr.msg_control = ctrl[i];
-			msgs[i].msg_hdr.msg_controllen = sizeof(ctrl[i]);
+			g_rx.tail[i] = xcalloc(1, FRAME_MAX - PKT_ROOM);
+			rx_post(i);
 		}
-		n = recvmmsg(l->in_fd, msgs, BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
+		g_rx.used = BATCH;
+		g_rx.ready = 1;
+	}
+	for (;;) {
+		for (i = 0; i < g_rx.used; i++) {	/* what the kernel overwrote */
+			g_rx.msgs[i].msg_hdr.msg_namelen = sizeof(g_rx.from[i]);
+			g_rx.msgs[i].msg_hdr.msg_controllen = sizeof(g_rx.ctrl[i]);
+		}
+		n = recvmmsg(l->in_fd, g_rx.msgs, BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
+		g_rx.used = n > 0 ? n : 0;
 		if (n <= 0)
 			return;
 		for (i = 0; i < n; i++) {
-			u32 len = msgs[i].msg_len;
+			struct msghdr *h = &g_rx.msgs[i].msg_hdr;
+			u32 len = g_rx.msgs[i].msg_len;
 			u64 ts = 0;
 			struct cmsghdr *c;
-			struct pkt *p;
-			const struct ether_header *eth = (const struct ether_header *)bufs[i];
+			struct pkt *p = g_rx.pkt[i];
+			const struct ether_header *eth;
 
-			if (from[i].sll_pkttype == PACKET_OUTGOING)
+			if (g_rx.from[i].sll_pkttype == PACKET_OUTGOING)
 				continue;
-			if (len > FRAME_MAX || (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
+			if (len > FRAME_MAX || (h->msg_flags & MSG_TRUNC)) {
 				l->truncated++;
 				continue;
 			}
 			if (len < ETH_HLEN)
 				continue;
-			for (c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c;
-			     c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
+			for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
 				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPNS) {
 					struct timespec tsv;
 
@@ -801,15 +875,19 @@ static void drain(struct link *l)
 			}
 			if (!ts)
 				ts = now_ns();
-			p = xcalloc(1, sizeof(*p) + len);
-			memcpy(p->data, bufs[i], len);
+			if (len > PKT_ROOM) {	/* larger than the room: a buffer of its own */
+				p->data = xcalloc(1, len);
+				memcpy(p->data, p->room, PKT_ROOM);
+				memcpy(p->data + PKT_ROOM, g_rx.tail[i], len - PKT_ROOM);
+			}
+			rx_post(i);	/* p is the link's now */
+			eth = (const struct ether_header *)p->data;
 			p->frame_len = len;
 			p->arrival_ns = ts;
-			p->flow_id = -1;
 			l->rx_pkts++;
 			l->rx_bytes += len;
 			if (ntohs(eth->ether_type) == ETHERTYPE_IP && len >= ETH_HLEN + 20) {
-				const struct iphdr *ip = (const struct iphdr *)(bufs[i] + ETH_HLEN);
+				const struct iphdr *ip = (const struct iphdr *)(p->data + ETH_HLEN);
 				u32 tot = ntohs(ip->tot_len);
 
 				if (ip->version == 4 && tot >= 20 && tot <= len - ETH_HLEN) {
@@ -1150,7 +1228,7 @@ static int replay(const char *disc, char **params, int nparams, u64 seed)
 		last_t = t;
 		if (!strcmp(col[1], "enq")) {
 			struct qcore_pkt qp = { .now_ns = t, .flags = QCORE_PKT_ECT };
-			struct pkt *p = xcalloc(1, sizeof(*p));
+			struct pkt *p = pkt_get();
 			struct qcore_decision d;
 
 			qp.len = (u32)event_field("len", col[2], 1, 65535, "IP bytes", 0);
@@ -1159,11 +1237,10 @@ static int replay(const char *disc, char **params, int nparams, u64 seed)
 			qp.flow_hash = (u32)event_field("flow", col[5], 0, UINT32_MAX, "hash", 1);
 			p->ip_len = qp.len;
 			p->arrival_ns = t;
-			p->flow_id = -1;
 			if (link_arrival(&l, p, &qp, &d, err, sizeof(err)))
 				die_row("column %s", err);
 			if (d.verdict == QCORE_DROP)
-				free(p);
+				pkt_put(p);
 		} else if (!strcmp(col[1], "deq")) {
 			static const char *const names[] = { "len", "cls", "prec", "flow" };
 			int i;
@@ -1172,7 +1249,7 @@ static int replay(const char *disc, char **params, int nparams, u64 seed)
 				if (*col[i + 2])
 					die_row("column %s: must be empty on a deq row, got '%s'", names[i],
 						col[i + 2]);
-			free(link_serve(&l, t));	/* no transmitter: the decision is the output */
+			pkt_put(link_serve(&l, t));	/* no transmitter: the decision is the output */
 		} else {
 			die_row("column op: expected enq or deq, got '%s'", col[1]);
 		}
