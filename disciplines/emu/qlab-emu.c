@@ -38,9 +38,12 @@
  * SIGTERM/SIGINT, or --end-ns reached: a last queue sample, files
  * flushed, exit 0.
  *
- * Timing: a timerfd (CLOCK_REALTIME, absolute) wakes the loop --spin-ns
- * before the next departure; the rest is spun.  Timer slack is set to 1 ns.
- * Sends use sendmmsg; ENOBUFS/EAGAIN keep the packet at the head of the
+ * Timing: the loop sleeps in ppoll() until the next departure less the
+ * measured wake-up latency (at most --spin-ns) and spins the rest; arrivals
+ * on a link with a delay are read in batches rather than waking the loop
+ * ("waiting for the next event" below).  Timer slack is set to 1 ns.
+ * Packets come from a pool and frames are read into them: nothing is
+ * allocated or copied per packet.  Sends use sendmmsg; ENOBUFS/EAGAIN keep the packet at the head of the
  * delay line and retry (counted), a packet that still fails after
  * --send-give-up-ns is counted as send_failed (never silently lost).
  */
@@ -63,12 +66,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -354,6 +355,7 @@ struct link {
 	u32 overhead_bytes;	/* added to the IP length for the transmission time */
 	struct fifo staged;	/* received, not yet processed (virtual time) */
 	struct fifo delay_line;	/* transmitted, waiting for release_ns */
+	u64 defer_ns;		/* how late arrivals may be read and services run (0: at once) */
 	u64 vt_ns;		/* virtual time of the last processed event */
 	u64 tx_busy_until_ns;
 	u64 backlog_since_ns;	/* when the band queues last became non-empty */
@@ -580,15 +582,29 @@ static void advance(struct link *l, u64 until)
 	}
 }
 
-static u64 next_wake(const struct link *l)
+/*
+ * When the link next needs the loop: *due, lowered to what must happen on
+ * time (a departure, a frame to bypass, a send to retry; the transmitter's
+ * service when the link has no deferral); *by, lowered to model work that
+ * may run late (the transmitter's service on a link with a deferral: what
+ * it serves leaves at least `delay` later).
+ */
+static void next_wake(const struct link *l, u64 now, u64 *due, u64 *by)
 {
 	u64 t = next_service(l);
 
-	if (l->bypass.head || l->retry_since_ns)
-		return 0;
-	if (l->delay_line.head && l->delay_line.head->release_ns < t)
-		t = l->delay_line.head->release_ns;
-	return t;
+	if (l->bypass.head)
+		*due = 0;
+	if (l->retry_since_ns && now + 20000 < *due)
+		*due = now + 20000;	/* ENOBUFS: try again shortly */
+	if (l->delay_line.head && l->delay_line.head->release_ns < *due)
+		*due = l->delay_line.head->release_ns;
+	if (t == UINT64_MAX)
+		return;
+	if (!l->defer_ns && t < *due)
+		*due = t;
+	if (l->defer_ns && t + l->defer_ns < *by)
+		*by = t + l->defer_ns;
 }
 
 static void record_sent(struct link *l, const struct pkt *p, u64 actual)
@@ -960,6 +976,129 @@ static u64 kernel_drops(int fd)
 	return st.tp_drops;	/* since the last call */
 }
 
+/* ---- waiting for the next event (emulation) ------------------------------------ */
+
+/*
+ * The loop sleeps in ppoll() until just before the next timed event (a
+ * departure, the transmitter, a queue sample, the end) and spins only what
+ * is left.  How early it asks to be woken is measured, not fixed: the
+ * EARLY_Q quantile of how late its timed sleeps end (the wake-up latency),
+ * a stochastic quantile estimate updated at every timed sleep (calibrated
+ * by a few sleeps before the start) and bounded by --spin-ns.  So nine
+ * timed sleeps in ten end early enough, and the spin after each is that
+ * sleep's wake-up latency short of the estimate: a few microseconds where
+ * wake-ups are prompt, more on a virtual machine whose wake-ups are slow,
+ * never more than --spin-ns.  A sleep shorter than the estimate is not
+ * worth its wake-up (it would end late, and on a virtual machine a sleep
+ * and its wake-up cost the CPU about as much as spinning through it): when
+ * the event is less than twice the estimate away, the loop spins to it, so
+ * no spin is longer than twice --spin-ns.  The spin reads the clock only
+ * (vDSO, no system call; it also polls the sockets it watches, if any) and
+ * is counted (the summary's "wait").
+ *
+ * Only departures need the loop on time.  The model runs in virtual time
+ * (arrivals carry the kernel's receive timestamps), and neither an arrival
+ * nor a service can make a packet leave sooner than the link's delay after
+ * it.  So on a link whose delay is at least DEFER_MIN_NS, with deferral
+ * d = min(delay / 2, DEFER_MAX_NS): the input socket is not watched (it is
+ * read at every wake-up, and at least every d), and the transmitter's
+ * service runs up to d late, without a spin; queue samples and the end run
+ * late too (they are computed in virtual time).  On a link with a shorter
+ * delay, arrivals end the sleep and services are timed like departures.
+ */
+#define EARLY_Q 0.9
+#define EARLY_STEP_NS 2000.0
+#define CALIBRATION_SLEEPS 32
+#define CALIBRATION_SLEEP_NS 200000
+#define DEFER_MIN_NS 200000ULL
+#define DEFER_MAX_NS 1000000ULL
+
+struct waiter {
+	double early_ns;	/* ask to be woken this long before a timed event */
+	u64 cap_ns;		/* --spin-ns: early_ns's bound */
+	u64 sleeps;		/* ppoll() calls */
+	u64 timed;		/* ... that ended on their time (the estimate learns from these) */
+	u64 spins, spin_ns;	/* spins before an event, their total length */
+};
+
+static int ppoll_ns(struct pollfd *fds, int nfds, u64 ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ULL),
+			       .tv_nsec = (long)(ns % 1000000000ULL) };
+
+	return ppoll(fds, (nfds_t)nfds, &ts, NULL);
+}
+
+static void waiter_learn(struct waiter *w, u64 late_ns)
+{
+	w->early_ns += EARLY_STEP_NS * (EARLY_Q - ((double)late_ns < w->early_ns ? 1.0 : 0.0));
+	if (w->early_ns < 0)
+		w->early_ns = 0;
+	if (w->early_ns > (double)w->cap_ns)
+		w->early_ns = (double)w->cap_ns;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	u64 a = *(const u64 *)x, b = *(const u64 *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The estimate's start: the EARLY_Q quantile of a few sleeps' lateness. */
+static void waiter_calibrate(struct waiter *w)
+{
+	u64 late[CALIBRATION_SLEEPS];
+	int i;
+
+	for (i = 0; i < CALIBRATION_SLEEPS; i++) {
+		u64 at = now_ns() + CALIBRATION_SLEEP_NS, t;
+
+		ppoll_ns(NULL, 0, CALIBRATION_SLEEP_NS);
+		t = now_ns();
+		late[i] = t > at ? t - at : 0;
+	}
+	qsort(late, CALIBRATION_SLEEPS, sizeof(late[0]), cmp_u64);
+	w->early_ns = (double)late[(int)(EARLY_Q * CALIBRATION_SLEEPS)];
+	if (w->early_ns > (double)w->cap_ns)
+		w->early_ns = (double)w->cap_ns;
+}
+
+/*
+ * Wait for the timed event at `due`, for `by` (read the sockets: no
+ * precision needed) if that is sooner, or for an arrival on fds.
+ */
+static void waiter_wait(struct waiter *w, struct pollfd *fds, int nfds, u64 due, u64 by)
+{
+	u64 now = now_ns(), at;
+
+	if (by < due) {
+		if (by > now) {
+			w->sleeps++;
+			ppoll_ns(fds, nfds, by - now);
+		}
+		return;
+	}
+	at = due > (u64)w->early_ns ? due - (u64)w->early_ns : 0;
+	if (at > now && at - now >= (u64)w->early_ns) {
+		w->sleeps++;
+		if (ppoll_ns(fds, nfds, at - now) != 0)
+			return;	/* an arrival or a signal: back to the loop */
+		w->timed++;
+		now = now_ns();
+		waiter_learn(w, now > at ? now - at : 0);
+	}
+	if (due > now && due - now <= 2 * w->cap_ns) {
+		u64 t0 = now;
+
+		while ((now = now_ns()) < due && !g_stop)
+			if (nfds && poll(fds, (nfds_t)nfds, 0) > 0)
+				break;	/* an arrival on a link without deferral */
+		w->spins++;
+		w->spin_ns += now - t0;
+	}
+}
+
 /* ---- traces: raw facts of the forward link (docs/traces.md) ------------------ */
 
 static u64 g_epoch_ns;
@@ -1288,7 +1427,8 @@ static void usage(FILE *out)
 	      "  --packets FILE          per-packet events (packet_facts.csv)\n"
 	      "  --summary FILE          JSON counters and fidelity statistics at exit\n"
 	      "  --ready FILE            created once both sockets are open\n"
-	      "  --spin-ns N             spin this long before a departure (default 50000)\n"
+	      "  --spin-ns N             the most a wake-up is asked early before a departure;\n"
+	      "                          spins last at most twice this (default 50000; 0: never spin)\n"
 	      "  --send-give-up-ns N     retry a refused send this long (default 100000000)\n"
 	      "  --rt-priority N         run SCHED_FIFO at priority N (1..99; default 0: off)\n"
 	      "  --replay DISC           replay events (qcore-replay's format) through the queue\n"
@@ -1344,12 +1484,13 @@ int main(int argc, char **argv)
 	struct link fwd, rev;
 	struct link *links[2] = { &fwd, &rev };
 	FILE *queues = NULL;
-	int tfd, ep, i;
-	struct epoll_event ev;
+	int i;
+	struct waiter waiter;
 	struct sigaction sa;
 
 	memset(&fwd, 0, sizeof(fwd));
 	memset(&rev, 0, sizeof(rev));
+	memset(&waiter, 0, sizeof(waiter));
 	fwd.name = "forward";
 	rev.name = "reverse";
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1473,18 +1614,12 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
-	tfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (tfd < 0 || ep < 0)
-		die(1, "timerfd/epoll: %s", strerror(errno));
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
-	ev.data.fd = tfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
-	ev.data.fd = fwd.in_fd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, fwd.in_fd, &ev);
-	ev.data.fd = rev.in_fd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, rev.in_fd, &ev);
+	for (i = 0; i < 2; i++)
+		if (links[i]->delay_ns >= DEFER_MIN_NS)
+			links[i]->defer_ns = links[i]->delay_ns / 2 < DEFER_MAX_NS ?
+					     links[i]->delay_ns / 2 : DEFER_MAX_NS;
+	waiter.cap_ns = spin_ns;
+	waiter_calibrate(&waiter);
 
 	start_ns = now_ns();
 	if (!g_epoch_ns)
@@ -1505,8 +1640,9 @@ int main(int argc, char **argv)
 	}
 
 	while (!g_stop) {
-		u64 now, wake;
-		struct epoll_event evs[4];
+		u64 now, wake, by;
+		struct pollfd watch[2];
+		int nwatch;
 
 		drain(&fwd);
 		drain(&rev);
@@ -1525,41 +1661,21 @@ int main(int argc, char **argv)
 		send_due(&fwd, give_up_ns);
 		send_due(&rev, give_up_ns);
 
-		wake = next_sample < stop_at ? next_sample : stop_at;
+		/* samples and the end are model work: they may run late */
+		wake = UINT64_MAX;
+		by = next_sample < stop_at ? next_sample : stop_at;
+		nwatch = 0;
 		for (i = 0; i < 2; i++) {
-			u64 w = next_wake(links[i]);
-
-			if (links[i]->retry_since_ns)
-				w = now + 20000;	/* ENOBUFS: try again shortly */
-			if (w < wake)
-				wake = w;
+			next_wake(links[i], now, &wake, &by);
+			if (!links[i]->defer_ns)
+				watch[nwatch++] = (struct pollfd){ .fd = links[i]->in_fd, .events = POLLIN };
+			else if (now + links[i]->defer_ns < by)
+				by = now + links[i]->defer_ns;
 		}
 		now = now_ns();
-		if (wake <= now)
+		if (wake <= now || by <= now)
 			continue;
-		if (wake - now > spin_ns) {
-			struct itimerspec its;
-			u64 at = wake - spin_ns;
-
-			memset(&its, 0, sizeof(its));
-			its.it_value.tv_sec = (time_t)(at / 1000000000ULL);
-			its.it_value.tv_nsec = (long)(at % 1000000000ULL);
-			timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
-			if (epoll_wait(ep, evs, 4, -1) > 0) {
-				u64 junk;
-
-				if (read(tfd, &junk, sizeof(junk)) < 0 && errno != EAGAIN)
-					die(1, "timerfd: %s", strerror(errno));
-			}
-			continue;
-		}
-		/* The last few microseconds: spin, but notice arrivals. */
-		while (now_ns() < wake && !g_stop) {
-			struct pollfd pf[2] = { { fwd.in_fd, POLLIN, 0 }, { rev.in_fd, POLLIN, 0 } };
-
-			if (poll(pf, 2, 0) > 0)
-				break;
-		}
+		waiter_wait(&waiter, watch, nwatch, wake, by);
 	}
 
 	/* The end (a signal or --end-ns): the state then, counters flushed. */
@@ -1594,6 +1710,10 @@ int main(int argc, char **argv)
 			", \"spin_ns\": %" U64F ", \"rt_priority\": %" U64F ",\n",
 			QLAB_EMU_VERSION, __VERSION__, g_epoch_ns, start_ns, now_ns(),
 			since_epoch(t_end), spin_ns, rt_priority);
+		fprintf(f, "\"wait\": {\"early_ns\": %.0f, \"sleeps\": %" U64F ", \"timed_sleeps\": %" U64F
+			", \"spins\": %" U64F ", \"spin_s\": %.9f}, \"pool_pkts\": %" U64F ",\n",
+			waiter.early_ns, waiter.sleeps, waiter.timed, waiter.spins,
+			(double)waiter.spin_ns * 1e-9, g_pool_pkts);
 		link_json(f, &fwd);
 		fputs(",\n", f);
 		link_json(f, &rev);
