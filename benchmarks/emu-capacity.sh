@@ -5,7 +5,8 @@
 # For each packet size and link rate, the sender offers 1.2 x the rate for
 # DURATION seconds. qlab-emu: the run holds when the fidelity invariants of
 # disciplines/emu/qlab_mn_run.py hold (achieved rate within 2%, p99 departure
-# spacing error and added delay within their bounds, no kernel drops).
+# spacing error and added delay within their bounds, no kernel drops) and,
+# as for the kernel, the receiver gets >= 98% of the rate.
 # Kernel: a bridge in the middle, HTB at the rate with a 100-packet bfifo on
 # the receiver side; it holds when the receiver gets >= 98% of the rate.
 # Both shape Ethernet frames (HTB counts the 14-byte header; qlab-emu gets
@@ -18,7 +19,8 @@
 #   sudo benchmarks/emu-capacity.sh [RATES_MBPS] [SIZES_BYTES] [DURATION_S]
 #   e.g. benchmarks/emu-capacity.sh "10 50 100 200 400" "1500 200" 3
 # EMU_BEFORE=PATH adds the rows of a second qlab-emu binary (e.g. one built
-# from an earlier commit) to the same run, engine "emu-before".
+# from an earlier commit) to the same run, engine "emu-before"; EMU_ARGS
+# adds options to both (e.g. EMU_ARGS="--spin-ns 0").
 # Prints one table row per (engine, size, rate); needs root, iperf3, ethtool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +29,7 @@ SIZES=${2:-"1500 200"}
 DUR=${3:-3}
 EMU=build/emu/qlab-emu
 EMU_BEFORE=${EMU_BEFORE:-}
+read -ra EXTRA <<< "${EMU_ARGS:-}"
 make -s -C disciplines/emu >/dev/null
 T=qb$(printf '%04x' $((RANDOM % 65536)))
 WORK=$(mktemp -d /tmp/qlab-emu-capacity.XXXXXX)
@@ -75,7 +78,7 @@ for size in $SIZES; do
       rm -f "$WORK/s.json" "$WORK/ready"
       ip netns exec "${T}m" "$bin" --if-a "${T}ma" --if-b "${T}mb" --rate-bps "$((rate * 1000000))" \
         --delay-ns 10000000 --overhead-bytes 14 --param limit_pkts=100 --summary "$WORK/s.json" \
-        --ready "$WORK/ready" --rt-priority 50 ${EMU_ARGS:-} &
+        --ready "$WORK/ready" --rt-priority 50 "${EXTRA[@]}" &
       epid=$!
       while [ ! -e "$WORK/ready" ]; do sleep 0.02; done
       t0=$(date +%s%N); c0=$(cpu_ticks $epid)
@@ -91,6 +94,9 @@ s = json.load(open(sys.argv[1])); f = s["forward"]
 valid, reasons, _ = h.fidelity(s)
 if f["spacing_error"]["n"] < 0.5 * f["sent_pkts"]:
     valid, reasons = False, [f"link not saturated: the sender offered only {float(sys.argv[6]):.0f} Mb/s"]
+size, rate = int(sys.argv[2]), float(sys.argv[3])
+if valid and float(sys.argv[4]) < 0.98 * rate * size / (size + 14):  # as the kernel's: delivered
+    valid, reasons = False, ["receiver below 98% of the rate"]
 print(f"{sys.argv[7]:<10} {sys.argv[2]:>6} {sys.argv[3]:>6} {float(sys.argv[6]):>8.1f} {float(sys.argv[4]):>10.1f} "
       f"{int(sys.argv[5]):>10} "
       f"{f['achieved_rate_bps'] / 1e6:>9.1f} {f['lateness'].get('abs_p99_s', 0) * 1e6:>10.0f}us "
