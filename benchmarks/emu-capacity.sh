@@ -5,15 +5,22 @@
 # For each packet size and link rate, the sender offers 1.2 x the rate for
 # DURATION seconds. qlab-emu: the run holds when the fidelity invariants of
 # disciplines/emu/qlab_mn_run.py hold (achieved rate within 2%, p99 departure
-# spacing error and added delay within their bounds, no kernel drops).
+# spacing error and added delay within their bounds, no kernel drops) and,
+# as for the kernel, the receiver gets >= 98% of the rate.
 # Kernel: a bridge in the middle, HTB at the rate with a 100-packet bfifo on
 # the receiver side; it holds when the receiver gets >= 98% of the rate.
 # Both shape Ethernet frames (HTB counts the 14-byte header; qlab-emu gets
 # --overhead-bytes 14), so both deliver IP bytes at rate * size / (size + 14);
 # recv_Mbps is the IP-level rate at the receiver.
 #
+# cpu is the emulator's CPU time (user + system, from /proc) over the run's
+# wall time: a spin shows there.
+#
 #   sudo benchmarks/emu-capacity.sh [RATES_MBPS] [SIZES_BYTES] [DURATION_S]
 #   e.g. benchmarks/emu-capacity.sh "10 50 100 200 400" "1500 200" 3
+# EMU_BEFORE=PATH adds the rows of a second qlab-emu binary (e.g. one built
+# from an earlier commit) to the same run, engine "emu-before"; EMU_ARGS
+# adds options to both (e.g. EMU_ARGS="--spin-ns 0").
 # Prints one table row per (engine, size, rate); needs root, iperf3, ethtool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +28,8 @@ RATES=${1:-"10 50 100 200 400"}
 SIZES=${2:-"1500 200"}
 DUR=${3:-3}
 EMU=build/emu/qlab-emu
+EMU_BEFORE=${EMU_BEFORE:-}
+read -ra EXTRA <<< "${EMU_ARGS:-}"
 make -s -C disciplines/emu >/dev/null
 T=qb$(printf '%04x' $((RANDOM % 65536)))
 WORK=$(mktemp -d /tmp/qlab-emu-capacity.XXXXXX)
@@ -33,26 +42,15 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-for ns in a m b; do ip netns add "$T$ns"; ip -n "$T$ns" link set lo up; done
-ip link add "${T}a0" type veth peer name "${T}ma"
-ip link add "${T}b0" type veth peer name "${T}mb"
-ip link set "${T}a0" netns "${T}a"; ip link set "${T}ma" netns "${T}m"
-ip link set "${T}b0" netns "${T}b"; ip link set "${T}mb" netns "${T}m"
-ip -n "${T}a" addr add 10.9.0.1/24 dev "${T}a0"; ip -n "${T}b" addr add 10.9.0.2/24 dev "${T}b0"
-for d in a:a0 b:b0 m:ma m:mb; do
-  ns=$T${d%%:*}; dev=$T${d##*:}
-  ip -n "$ns" link set "$dev" up
-  ip netns exec "$ns" ethtool -K "$dev" tso off gso off gro off tx off rx off >/dev/null 2>&1 || true
-done
-for ns in a m b; do ip netns exec "$T$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1; done
-# Static ARP: no broadcast through the middle.
-MAC_A=$(ip -n "${T}a" -o link show "${T}a0" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
-MAC_B=$(ip -n "${T}b" -o link show "${T}b0" | grep -o 'link/ether [0-9a-f:]*' | cut -d' ' -f2)
-ip -n "${T}a" neigh replace 10.9.0.2 lladdr "$MAC_B" dev "${T}a0"
-ip -n "${T}b" neigh replace 10.9.0.1 lladdr "$MAC_A" dev "${T}b0"
+source benchmarks/emu-netns.sh
+emu_netns_setup "$T"
 
 ip netns exec "${T}b" iperf3 -s -D -I "$WORK/iperf3.pid" >/dev/null
 sleep 0.3
+
+cpu_ticks() {  # utime + stime of a process, in clock ticks
+  awk '{print $14 + $15}' "/proc/$1/stat"
+}
 
 offer() {  # offer SIZE RATE_MBPS -> receiver Mbit/s and datagrams/s (iperf3's server-side view)
   local size=$1 rate=$2 payload=$(( $1 - 28 )) bps
@@ -70,19 +68,25 @@ print(f"{s['bits_per_second'] / 1e6 * ip:.1f} {pps:.0f} {sent['bits_per_second']
 EOF
 }
 
-printf '%-8s %6s %6s %8s %10s %10s %9s %12s %12s  %s\n' engine size_B rate_Mb sent_Mbps recv_Mbps recv_pps achieved lateness_p99 spacing_p99 holds
+printf '%-10s %6s %6s %8s %10s %10s %9s %12s %12s %5s  %s\n' engine size_B rate_Mb sent_Mbps recv_Mbps recv_pps achieved lateness_p99 spacing_p99 cpu holds
 for size in $SIZES; do
   for rate in $RATES; do
     # --- qlab-emu (real-time priority, as the mininet backend runs it)
-    rm -f "$WORK/s.json" "$WORK/ready"
-    ip netns exec "${T}m" "$EMU" --if-a "${T}ma" --if-b "${T}mb" --rate-bps "$((rate * 1000000))" \
-      --delay-ns 10000000 --overhead-bytes 14 --param limit_pkts=100 --summary "$WORK/s.json" --ready "$WORK/ready" \
-      --rt-priority 50 &
-    epid=$!
-    while [ ! -e "$WORK/ready" ]; do sleep 0.02; done
-    read -r recv pps sent < <(offer "$size" "$rate")
-    kill -TERM $epid; wait $epid || true
-    python3 - "$WORK/s.json" "$size" "$rate" "$recv" "$pps" "$sent" <<'EOF'
+    for engine in qlab-emu ${EMU_BEFORE:+emu-before}; do
+      bin=$EMU
+      [ "$engine" = emu-before ] && bin=$EMU_BEFORE
+      rm -f "$WORK/s.json" "$WORK/ready"
+      ip netns exec "${T}m" "$bin" --if-a "${T}ma" --if-b "${T}mb" --rate-bps "$((rate * 1000000))" \
+        --delay-ns 10000000 --overhead-bytes 14 --param limit_pkts=100 --summary "$WORK/s.json" \
+        --ready "$WORK/ready" --rt-priority 50 "${EXTRA[@]}" &
+      epid=$!
+      while [ ! -e "$WORK/ready" ]; do sleep 0.02; done
+      t0=$(date +%s%N); c0=$(cpu_ticks $epid)
+      read -r recv pps sent < <(offer "$size" "$rate")
+      c1=$(cpu_ticks $epid); t1=$(date +%s%N)
+      kill -TERM $epid; wait $epid || true
+      cpu=$(python3 -c "print(f'{($c1 - $c0) / $(getconf CLK_TCK) / (($t1 - $t0) / 1e9) * 100:.0f}%')")
+      python3 - "$WORK/s.json" "$size" "$rate" "$recv" "$pps" "$sent" "$engine" "$cpu" <<'EOF'
 import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("h", "disciplines/emu/qlab_mn_run.py")
 h = importlib.util.module_from_spec(spec); spec.loader.exec_module(h)
@@ -90,11 +94,16 @@ s = json.load(open(sys.argv[1])); f = s["forward"]
 valid, reasons, _ = h.fidelity(s)
 if f["spacing_error"]["n"] < 0.5 * f["sent_pkts"]:
     valid, reasons = False, [f"link not saturated: the sender offered only {float(sys.argv[6]):.0f} Mb/s"]
-print(f"{'qlab-emu':<8} {sys.argv[2]:>6} {sys.argv[3]:>6} {float(sys.argv[6]):>8.1f} {float(sys.argv[4]):>10.1f} "
+size, rate = int(sys.argv[2]), float(sys.argv[3])
+if valid and float(sys.argv[4]) < 0.98 * rate * size / (size + 14):  # as the kernel's: delivered
+    valid, reasons = False, ["receiver below 98% of the rate"]
+print(f"{sys.argv[7]:<10} {sys.argv[2]:>6} {sys.argv[3]:>6} {float(sys.argv[6]):>8.1f} {float(sys.argv[4]):>10.1f} "
       f"{int(sys.argv[5]):>10} "
       f"{f['achieved_rate_bps'] / 1e6:>9.1f} {f['lateness'].get('abs_p99_s', 0) * 1e6:>10.0f}us "
-      f"{f['spacing_error'].get('abs_p99_s', 0) * 1e6:>10.0f}us  {'yes' if valid else 'no: ' + '; '.join(reasons)[:80]}")
+      f"{f['spacing_error'].get('abs_p99_s', 0) * 1e6:>10.0f}us {sys.argv[8]:>5}  "
+      f"{'yes' if valid else 'no: ' + '; '.join(reasons)[:80]}")
 EOF
+    done
     # --- kernel: bridge + HTB + bfifo (100 packets) on the receiver side
     ip -n "${T}m" link add "${T}br" type bridge
     ip -n "${T}m" link set "${T}ma" master "${T}br"; ip -n "${T}m" link set "${T}mb" master "${T}br"
@@ -106,7 +115,7 @@ EOF
     holds=$(python3 -c "
 want = 0.98 * $rate * $size / ($size + 14)
 print('yes' if $recv >= want else 'no: sender-limited' if $sent < $rate * $size / ($size + 14) else 'no: receiver below 98% of the rate')")
-    printf '%-8s %6s %6s %8.1f %10.1f %10s %9s %12s %12s  %s\n' kernel "$size" "$rate" "$sent" "$recv" "$pps" - - - "$holds"
+    printf '%-10s %6s %6s %8.1f %10.1f %10s %9s %12s %12s %5s  %s\n' kernel "$size" "$rate" "$sent" "$recv" "$pps" - - - - "$holds"
     ip netns exec "${T}m" tc qdisc del dev "${T}mb" root
     ip -n "${T}m" link del "${T}br"
   done

@@ -38,15 +38,19 @@
  * SIGTERM/SIGINT, or --end-ns reached: a last queue sample, files
  * flushed, exit 0.
  *
- * Timing: a timerfd (CLOCK_REALTIME, absolute) wakes the loop --spin-ns
- * before the next departure; the rest is spun.  Timer slack is set to 1 ns.
- * Sends use sendmmsg; ENOBUFS/EAGAIN keep the packet at the head of the
+ * Timing: the loop sleeps in ppoll() until the next departure less the
+ * measured wake-up latency (at most --spin-ns) and spins the rest; arrivals
+ * on a link with a delay are read in batches rather than waking the loop
+ * ("waiting for the next event" below).  Timer slack is set to 1 ns.
+ * Packets come from a pool and frames are read into them: nothing is
+ * allocated or copied per packet.  Sends use sendmmsg; ENOBUFS/EAGAIN keep the packet at the head of the
  * delay line and retry (counted), a packet that still fails after
  * --send-give-up-ns is counted as send_failed (never silently lost).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <linux/if_packet.h>
@@ -58,16 +62,15 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -153,6 +156,16 @@ static u64 opt_dec(const char *name, const char *text, u64 min, u64 max, const c
 
 /* ---- packets and FIFOs ---------------------------------------------------- */
 
+/*
+ * A packet and the room for its frame.  Packets come from a pool (pkt_get,
+ * pkt_put) that grows by chunks and never shrinks: the receive path reads a
+ * frame straight into a free packet's room, so forwarding allocates, clears
+ * and copies nothing per packet.  A frame larger than the room (offloads
+ * on) gets a buffer of its own.
+ */
+#define PKT_ROOM 2048		/* an Ethernet frame of a 1500-byte MTU, VLAN tag included */
+#define POOL_CHUNK 256
+
 struct pkt {
 	struct pkt *next;
 	u64 id;			/* arrival number at its link, from 0 (dropped ones too) */
@@ -165,8 +178,46 @@ struct pkt {
 	int flow_id;		/* -1: not in the flow map */
 	u8 band;
 	u8 back_to_back;	/* dequeued the moment the previous left the transmitter */
-	u8 data[];
+	u8 *data;		/* the frame: room, or a buffer of its own when larger */
+	u8 room[PKT_ROOM];
 };
+
+static struct pkt *g_free_pkts;	/* the pool's free packets */
+static u64 g_pool_pkts;		/* packets the pool holds (free or in use) */
+
+/* A packet from the pool, its header cleared (not its room), flow id -1. */
+static struct pkt *pkt_get(void)
+{
+	struct pkt *p = g_free_pkts;
+
+	if (!p) {
+		struct pkt *chunk = xcalloc(POOL_CHUNK, sizeof(*chunk));
+		int i;
+
+		for (i = POOL_CHUNK - 1; i >= 0; i--) {
+			chunk[i].next = g_free_pkts;
+			g_free_pkts = &chunk[i];
+		}
+		g_pool_pkts += POOL_CHUNK;
+		p = g_free_pkts;
+	}
+	g_free_pkts = p->next;
+	memset(p, 0, offsetof(struct pkt, room));
+	p->data = p->room;
+	p->flow_id = -1;
+	return p;
+}
+
+/* Back to the pool (NULL: nothing). */
+static void pkt_put(struct pkt *p)
+{
+	if (!p)
+		return;
+	if (p->data != p->room)
+		free(p->data);
+	p->next = g_free_pkts;
+	g_free_pkts = p;
+}
 
 struct fifo {
 	struct pkt *head, *tail;
@@ -305,6 +356,7 @@ struct link {
 	u32 overhead_bytes;	/* added to the IP length for the transmission time */
 	struct fifo staged;	/* received, not yet processed (virtual time) */
 	struct fifo delay_line;	/* transmitted, waiting for release_ns */
+	u64 defer_ns;		/* how late arrivals may be read and services run (0: at once) */
 	u64 vt_ns;		/* virtual time of the last processed event */
 	u64 tx_busy_until_ns;
 	u64 backlog_since_ns;	/* when the band queues last became non-empty */
@@ -443,7 +495,7 @@ static struct pkt *link_serve(struct link *l, u64 t)
 		if (d.action == QCORE_DEQ_DROP_HEAD) {
 			l->cnt[d.band].dropped++;
 			observe(l, QEV_HEAD_DROP, t, p, d.band, d.reason);
-			free(p);
+			pkt_put(p);
 			continue;
 		}
 		l->cnt[d.band].dequeued++;
@@ -477,9 +529,9 @@ static void emu_arrival(struct link *l, struct pkt *p)
 			fprintf(stderr, "qlab-emu: %s: packet %s -> %s protocol %u cls=%u prec=%u rejected: %s\n",
 				l->name, src, dst, ip->protocol, qp.cls, qp.prec, err);
 		}
-		free(p);
+		pkt_put(p);
 	} else if (d.verdict == QCORE_DROP) {
-		free(p);
+		pkt_put(p);
 	} else if (d.verdict == QCORE_MARK) {
 		set_ce(p);	/* ECT: qcore_mark_fallback() turned any other mark into a drop */
 	}
@@ -531,15 +583,29 @@ static void advance(struct link *l, u64 until)
 	}
 }
 
-static u64 next_wake(const struct link *l)
+/*
+ * When the link next needs the loop: *due, lowered to what must happen on
+ * time (a departure, a frame to bypass, a send to retry; the transmitter's
+ * service when the link has no deferral); *by, lowered to model work that
+ * may run late (the transmitter's service on a link with a deferral: what
+ * it serves leaves at least `delay` later).
+ */
+static void next_wake(const struct link *l, u64 now, u64 *due, u64 *by)
 {
 	u64 t = next_service(l);
 
-	if (l->bypass.head || l->retry_since_ns)
-		return 0;
-	if (l->delay_line.head && l->delay_line.head->release_ns < t)
-		t = l->delay_line.head->release_ns;
-	return t;
+	if (l->bypass.head)
+		*due = 0;
+	if (l->retry_since_ns && now + 20000 < *due)
+		*due = now + 20000;	/* ENOBUFS: try again shortly */
+	if (l->delay_line.head && l->delay_line.head->release_ns < *due)
+		*due = l->delay_line.head->release_ns;
+	if (t == UINT64_MAX)
+		return;
+	if (!l->defer_ns && t < *due)
+		*due = t;
+	if (l->defer_ns && t + l->defer_ns < *by)
+		*by = t + l->defer_ns;
 }
 
 static void record_sent(struct link *l, const struct pkt *p, u64 actual)
@@ -721,14 +787,14 @@ static void send_due(struct link *l, u64 give_up_ns)
 					l->bypass_sent++;
 				else
 					record_sent(l, s, now);
-				free(s);
+				pkt_put(s);
 			}
 			if (sent > 0)
 				l->retry_since_ns = 0;
 			if (sent < n) {
 				if (errno == EMSGSIZE || errno == EINVAL) {
 					/* cannot ever be sent: account for it, go on */
-					free(fifo_pop(queues[q]));
+					pkt_put(fifo_pop(queues[q]));
 					l->send_failed++;
 					continue;
 				}
@@ -736,7 +802,7 @@ static void send_due(struct link *l, u64 give_up_ns)
 				if (!l->retry_since_ns)
 					l->retry_since_ns = now;
 				else if (now - l->retry_since_ns > give_up_ns) {
-					free(fifo_pop(queues[q]));
+					pkt_put(fifo_pop(queues[q]));
 					l->send_failed++;
 					l->retry_since_ns = 0;
 					continue;
@@ -747,51 +813,76 @@ static void send_due(struct link *l, u64 give_up_ns)
 	}
 }
 
+/*
+ * The receive batch, shared by both links (drained in turn): message i reads
+ * into the room of rx_pkt[i], a packet of the pool, and whatever of a frame
+ * does not fit there into rx_tail[i].  A packet that is kept is replaced by
+ * a new one from the pool; the others stay posted for the next call.
+ */
+static struct {
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH][2];
+	struct sockaddr_ll from[BATCH];
+	char ctrl[BATCH][256];
+	struct pkt *pkt[BATCH];
+	u8 *tail[BATCH];
+	int ready, used;	/* used: messages the last call filled in */
+} g_rx;
+
+static void rx_post(int i)
+{
+	struct msghdr *h = &g_rx.msgs[i].msg_hdr;
+
+	g_rx.pkt[i] = pkt_get();
+	g_rx.iov[i][0].iov_base = g_rx.pkt[i]->room;
+	g_rx.iov[i][0].iov_len = PKT_ROOM;
+	g_rx.iov[i][1].iov_base = g_rx.tail[i];
+	g_rx.iov[i][1].iov_len = FRAME_MAX - PKT_ROOM;
+	h->msg_iov = g_rx.iov[i];
+	h->msg_iovlen = 2;
+	h->msg_name = &g_rx.from[i];
+	h->msg_control = g_rx.ctrl[i];
+}
+
 /* Read every frame waiting on the link's input socket into `staged`. */
 static void drain(struct link *l)
 {
-	static u8 *bufs[BATCH];
-	static char ctrl[BATCH][256];
-	struct mmsghdr msgs[BATCH];
-	struct iovec iov[BATCH];
-	struct sockaddr_ll from[BATCH];
 	int n, i;
 
-	if (!bufs[0])
-		for (i = 0; i < BATCH; i++)
-			bufs[i] = xcalloc(1, FRAME_MAX);
-	for (;;) {
+	if (!g_rx.ready) {
 		for (i = 0; i < BATCH; i++) {
-			memset(&msgs[i], 0, sizeof(msgs[i]));
-			iov[i].iov_base = bufs[i];
-			iov[i].iov_len = FRAME_MAX;
-			msgs[i].msg_hdr.msg_iov = &iov[i];
-			msgs[i].msg_hdr.msg_iovlen = 1;
-			msgs[i].msg_hdr.msg_name = &from[i];
-			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
-			msgs[i].msg_hdr.msg_control = ctrl[i];
-			msgs[i].msg_hdr.msg_controllen = sizeof(ctrl[i]);
+			g_rx.tail[i] = xcalloc(1, FRAME_MAX - PKT_ROOM);
+			rx_post(i);
 		}
-		n = recvmmsg(l->in_fd, msgs, BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
+		g_rx.used = BATCH;
+		g_rx.ready = 1;
+	}
+	for (;;) {
+		for (i = 0; i < g_rx.used; i++) {	/* what the kernel overwrote */
+			g_rx.msgs[i].msg_hdr.msg_namelen = sizeof(g_rx.from[i]);
+			g_rx.msgs[i].msg_hdr.msg_controllen = sizeof(g_rx.ctrl[i]);
+		}
+		n = recvmmsg(l->in_fd, g_rx.msgs, BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
+		g_rx.used = n > 0 ? n : 0;
 		if (n <= 0)
 			return;
 		for (i = 0; i < n; i++) {
-			u32 len = msgs[i].msg_len;
+			struct msghdr *h = &g_rx.msgs[i].msg_hdr;
+			u32 len = g_rx.msgs[i].msg_len;
 			u64 ts = 0;
 			struct cmsghdr *c;
-			struct pkt *p;
-			const struct ether_header *eth = (const struct ether_header *)bufs[i];
+			struct pkt *p = g_rx.pkt[i];
+			const struct ether_header *eth;
 
-			if (from[i].sll_pkttype == PACKET_OUTGOING)
+			if (g_rx.from[i].sll_pkttype == PACKET_OUTGOING)
 				continue;
-			if (len > FRAME_MAX || (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
+			if (len > FRAME_MAX || (h->msg_flags & MSG_TRUNC)) {
 				l->truncated++;
 				continue;
 			}
 			if (len < ETH_HLEN)
 				continue;
-			for (c = CMSG_FIRSTHDR(&msgs[i].msg_hdr); c;
-			     c = CMSG_NXTHDR(&msgs[i].msg_hdr, c)) {
+			for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
 				if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPNS) {
 					struct timespec tsv;
 
@@ -801,15 +892,19 @@ static void drain(struct link *l)
 			}
 			if (!ts)
 				ts = now_ns();
-			p = xcalloc(1, sizeof(*p) + len);
-			memcpy(p->data, bufs[i], len);
+			if (len > PKT_ROOM) {	/* larger than the room: a buffer of its own */
+				p->data = xcalloc(1, len);
+				memcpy(p->data, p->room, PKT_ROOM);
+				memcpy(p->data + PKT_ROOM, g_rx.tail[i], len - PKT_ROOM);
+			}
+			rx_post(i);	/* p is the link's now */
+			eth = (const struct ether_header *)p->data;
 			p->frame_len = len;
 			p->arrival_ns = ts;
-			p->flow_id = -1;
 			l->rx_pkts++;
 			l->rx_bytes += len;
 			if (ntohs(eth->ether_type) == ETHERTYPE_IP && len >= ETH_HLEN + 20) {
-				const struct iphdr *ip = (const struct iphdr *)(bufs[i] + ETH_HLEN);
+				const struct iphdr *ip = (const struct iphdr *)(p->data + ETH_HLEN);
 				u32 tot = ntohs(ip->tot_len);
 
 				if (ip->version == 4 && tot >= 20 && tot <= len - ETH_HLEN) {
@@ -880,6 +975,175 @@ static u64 kernel_drops(int fd)
 	if (getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) < 0)
 		return 0;
 	return st.tp_drops;	/* since the last call */
+}
+
+/* ---- waiting for the next event (emulation) ------------------------------------ */
+
+/*
+ * The loop sleeps in ppoll() until just before the next timed event (a
+ * departure, the transmitter, a queue sample, the end) and spins only what
+ * is left.  How early it asks to be woken is measured, not fixed: the
+ * EARLY_Q quantile of how late its timed sleeps end (the wake-up latency),
+ * a stochastic quantile estimate updated at every timed sleep (calibrated
+ * by a few sleeps before the start) and bounded by --spin-ns.  So nine
+ * timed sleeps in ten end early enough, and the spin after each is that
+ * sleep's wake-up latency short of the estimate: a few microseconds where
+ * wake-ups are prompt, more on a virtual machine whose wake-ups are slow,
+ * never more than --spin-ns.  A sleep shorter than the estimate is not
+ * worth its wake-up (it would end late, and on a virtual machine a sleep
+ * and its wake-up cost the CPU about as much as spinning through it): when
+ * the event is less than twice the estimate away, the loop spins to it, so
+ * no spin is longer than twice --spin-ns.  And the spins share a budget,
+ * SPIN_SHARE of every SPIN_WINDOW_NS: once it is spent, the loop sleeps to
+ * the event itself (later, by the wake-up latency; departures that fall
+ * due together then leave in one sendmmsg), so the emulator, at real-time
+ * priority, never takes a CPU for itself on a 2-core machine.  The spin reads the clock only
+ * (vDSO, no system call; it also polls the sockets it watches, if any) and
+ * is counted (the summary's "wait").
+ *
+ * Only departures need the loop on time.  The model runs in virtual time
+ * (arrivals carry the kernel's receive timestamps), and neither an arrival
+ * nor a service can make a packet leave sooner than the link's delay after
+ * it.  So on a link whose delay is at least DEFER_MIN_NS, with deferral
+ * d = min(delay / 2, DEFER_MAX_NS): the input socket is not watched (it is
+ * read at every wake-up, and at least every d), and the transmitter's
+ * service runs up to d late, without a spin; queue samples and the end run
+ * late too (they are computed in virtual time).  On a link with a shorter
+ * delay, arrivals end the sleep and services are timed like departures.
+ */
+#define EARLY_Q 0.9
+#define EARLY_STEP_NS 2000.0
+#define CALIBRATION_SLEEPS 32
+#define CALIBRATION_SLEEP_NS 200000
+#define SPIN_WINDOW_NS 10000000ULL
+#define SPIN_SHARE 0.25
+#define DEFER_MIN_NS 200000ULL
+#define DEFER_MAX_NS 1000000ULL
+
+struct waiter {
+	double early_ns;	/* ask to be woken this long before a timed event */
+	u64 cap_ns;		/* --spin-ns: early_ns's bound */
+	u64 sleeps;		/* ppoll() calls */
+	u64 timed;		/* ... that ended on their time (the estimate learns from these) */
+	u64 spins, spin_ns;	/* spins before an event, their total length */
+	u64 window_start, window_spin;	/* the spin budget's current window, its spin so far */
+	u64 over_budget;	/* timed waits that slept to the event: the budget was spent */
+};
+
+/* Whether the spin budget (SPIN_SHARE of each SPIN_WINDOW_NS) has room left. */
+static int waiter_may_spin(struct waiter *w, u64 now)
+{
+	if (now - w->window_start >= SPIN_WINDOW_NS) {
+		w->window_start = now;
+		w->window_spin = 0;
+	}
+	return (double)w->window_spin < SPIN_SHARE * (double)SPIN_WINDOW_NS;
+}
+
+static int ppoll_ns(struct pollfd *fds, int nfds, u64 ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ULL),
+			       .tv_nsec = (long)(ns % 1000000000ULL) };
+
+	return ppoll(fds, (nfds_t)nfds, &ts, NULL);
+}
+
+static void waiter_learn(struct waiter *w, u64 late_ns)
+{
+	w->early_ns += EARLY_STEP_NS * (EARLY_Q - ((double)late_ns < w->early_ns ? 1.0 : 0.0));
+	if (w->early_ns < 0)
+		w->early_ns = 0;
+	if (w->early_ns > (double)w->cap_ns)
+		w->early_ns = (double)w->cap_ns;
+}
+
+/*
+ * With --rt-priority: a PM QoS request for zero wake-up latency, held (the
+ * fd open) until exit, so idle CPUs poll instead of halting.  On a virtual
+ * machine a halted vCPU wakes late (measured here: p99 of a timed sleep 60
+ * us with the vCPU busy, 800 us with it halted); a polling idle loop gives
+ * way at once to any task that can run, so unlike a spin it starves
+ * nothing.  -1 when the machine offers no such request (not an error).
+ */
+static int hold_cpu_latency_zero(void)
+{
+	int32_t zero = 0;
+	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, &zero, sizeof(zero)) != (ssize_t)sizeof(zero)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	u64 a = *(const u64 *)x, b = *(const u64 *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The estimate's start: the EARLY_Q quantile of a few sleeps' lateness. */
+static void waiter_calibrate(struct waiter *w)
+{
+	u64 late[CALIBRATION_SLEEPS];
+	int i;
+
+	for (i = 0; i < CALIBRATION_SLEEPS; i++) {
+		u64 at = now_ns() + CALIBRATION_SLEEP_NS, t;
+
+		ppoll_ns(NULL, 0, CALIBRATION_SLEEP_NS);
+		t = now_ns();
+		late[i] = t > at ? t - at : 0;
+	}
+	qsort(late, CALIBRATION_SLEEPS, sizeof(late[0]), cmp_u64);
+	w->early_ns = (double)late[(int)(EARLY_Q * CALIBRATION_SLEEPS)];
+	if (w->early_ns > (double)w->cap_ns)
+		w->early_ns = (double)w->cap_ns;
+}
+
+/*
+ * Wait for the timed event at `due`, for `by` (read the sockets: no
+ * precision needed) if that is sooner, or for an arrival on fds.
+ */
+static void waiter_wait(struct waiter *w, struct pollfd *fds, int nfds, u64 due, u64 by)
+{
+	u64 now = now_ns(), at, early;
+	int spin;
+
+	if (by < due) {
+		if (by > now) {
+			w->sleeps++;
+			ppoll_ns(fds, nfds, by - now);
+		}
+		return;
+	}
+	spin = waiter_may_spin(w, now);
+	early = spin ? (u64)w->early_ns : 0;
+	if (!spin)
+		w->over_budget++;
+	at = due > early ? due - early : 0;
+	if (at > now && at - now >= early) {
+		w->sleeps++;
+		if (ppoll_ns(fds, nfds, at - now) != 0)
+			return;	/* an arrival or a signal: back to the loop */
+		w->timed++;
+		now = now_ns();
+		waiter_learn(w, now > at ? now - at : 0);
+	}
+	if (spin && due > now && due - now <= 2 * w->cap_ns) {
+		u64 t0 = now;
+
+		while ((now = now_ns()) < due && !g_stop)
+			if (nfds && poll(fds, (nfds_t)nfds, 0) > 0)
+				break;	/* an arrival on a link without deferral */
+		w->spins++;
+		w->spin_ns += now - t0;
+		w->window_spin += now - t0;
+	}
 }
 
 /* ---- traces: raw facts of the forward link (docs/traces.md) ------------------ */
@@ -1150,7 +1414,7 @@ static int replay(const char *disc, char **params, int nparams, u64 seed)
 		last_t = t;
 		if (!strcmp(col[1], "enq")) {
 			struct qcore_pkt qp = { .now_ns = t, .flags = QCORE_PKT_ECT };
-			struct pkt *p = xcalloc(1, sizeof(*p));
+			struct pkt *p = pkt_get();
 			struct qcore_decision d;
 
 			qp.len = (u32)event_field("len", col[2], 1, 65535, "IP bytes", 0);
@@ -1159,11 +1423,10 @@ static int replay(const char *disc, char **params, int nparams, u64 seed)
 			qp.flow_hash = (u32)event_field("flow", col[5], 0, UINT32_MAX, "hash", 1);
 			p->ip_len = qp.len;
 			p->arrival_ns = t;
-			p->flow_id = -1;
 			if (link_arrival(&l, p, &qp, &d, err, sizeof(err)))
 				die_row("column %s", err);
 			if (d.verdict == QCORE_DROP)
-				free(p);
+				pkt_put(p);
 		} else if (!strcmp(col[1], "deq")) {
 			static const char *const names[] = { "len", "cls", "prec", "flow" };
 			int i;
@@ -1172,7 +1435,7 @@ static int replay(const char *disc, char **params, int nparams, u64 seed)
 				if (*col[i + 2])
 					die_row("column %s: must be empty on a deq row, got '%s'", names[i],
 						col[i + 2]);
-			free(link_serve(&l, t));	/* no transmitter: the decision is the output */
+			pkt_put(link_serve(&l, t));	/* no transmitter: the decision is the output */
 		} else {
 			die_row("column op: expected enq or deq, got '%s'", col[1]);
 		}
@@ -1211,7 +1474,8 @@ static void usage(FILE *out)
 	      "  --packets FILE          per-packet events (packet_facts.csv)\n"
 	      "  --summary FILE          JSON counters and fidelity statistics at exit\n"
 	      "  --ready FILE            created once both sockets are open\n"
-	      "  --spin-ns N             spin this long before a departure (default 50000)\n"
+	      "  --spin-ns N             the most a wake-up is asked early before a departure;\n"
+	      "                          spins last at most twice this (default 50000; 0: never spin)\n"
 	      "  --send-give-up-ns N     retry a refused send this long (default 100000000)\n"
 	      "  --rt-priority N         run SCHED_FIFO at priority N (1..99; default 0: off)\n"
 	      "  --replay DISC           replay events (qcore-replay's format) through the queue\n"
@@ -1267,12 +1531,13 @@ int main(int argc, char **argv)
 	struct link fwd, rev;
 	struct link *links[2] = { &fwd, &rev };
 	FILE *queues = NULL;
-	int tfd, ep, i;
-	struct epoll_event ev;
+	int i, cpu_latency_fd = -1;
+	struct waiter waiter;
 	struct sigaction sa;
 
 	memset(&fwd, 0, sizeof(fwd));
 	memset(&rev, 0, sizeof(rev));
+	memset(&waiter, 0, sizeof(waiter));
 	fwd.name = "forward";
 	rev.name = "reverse";
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -1376,6 +1641,7 @@ int main(int argc, char **argv)
 		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
 			die(EXIT_USAGE, "SCHED_FIFO priority %d: %s", (int)rt_priority, strerror(errno));
 		mlockall(MCL_CURRENT | MCL_FUTURE);
+		cpu_latency_fd = hold_cpu_latency_zero();
 	}
 	fwd.in_fd = open_socket(if_a);
 	rev.in_fd = open_socket(if_b);
@@ -1396,18 +1662,12 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 
-	tfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (tfd < 0 || ep < 0)
-		die(1, "timerfd/epoll: %s", strerror(errno));
-	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN;
-	ev.data.fd = tfd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
-	ev.data.fd = fwd.in_fd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, fwd.in_fd, &ev);
-	ev.data.fd = rev.in_fd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, rev.in_fd, &ev);
+	for (i = 0; i < 2; i++)
+		if (links[i]->delay_ns >= DEFER_MIN_NS)
+			links[i]->defer_ns = links[i]->delay_ns / 2 < DEFER_MAX_NS ?
+					     links[i]->delay_ns / 2 : DEFER_MAX_NS;
+	waiter.cap_ns = spin_ns;
+	waiter_calibrate(&waiter);
 
 	start_ns = now_ns();
 	if (!g_epoch_ns)
@@ -1428,8 +1688,9 @@ int main(int argc, char **argv)
 	}
 
 	while (!g_stop) {
-		u64 now, wake;
-		struct epoll_event evs[4];
+		u64 now, wake, by;
+		struct pollfd watch[2];
+		int nwatch;
 
 		drain(&fwd);
 		drain(&rev);
@@ -1448,41 +1709,21 @@ int main(int argc, char **argv)
 		send_due(&fwd, give_up_ns);
 		send_due(&rev, give_up_ns);
 
-		wake = next_sample < stop_at ? next_sample : stop_at;
+		/* samples and the end are model work: they may run late */
+		wake = UINT64_MAX;
+		by = next_sample < stop_at ? next_sample : stop_at;
+		nwatch = 0;
 		for (i = 0; i < 2; i++) {
-			u64 w = next_wake(links[i]);
-
-			if (links[i]->retry_since_ns)
-				w = now + 20000;	/* ENOBUFS: try again shortly */
-			if (w < wake)
-				wake = w;
+			next_wake(links[i], now, &wake, &by);
+			if (!links[i]->defer_ns)
+				watch[nwatch++] = (struct pollfd){ .fd = links[i]->in_fd, .events = POLLIN };
+			else if (now + links[i]->defer_ns < by)
+				by = now + links[i]->defer_ns;
 		}
 		now = now_ns();
-		if (wake <= now)
+		if (wake <= now || by <= now)
 			continue;
-		if (wake - now > spin_ns) {
-			struct itimerspec its;
-			u64 at = wake - spin_ns;
-
-			memset(&its, 0, sizeof(its));
-			its.it_value.tv_sec = (time_t)(at / 1000000000ULL);
-			its.it_value.tv_nsec = (long)(at % 1000000000ULL);
-			timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
-			if (epoll_wait(ep, evs, 4, -1) > 0) {
-				u64 junk;
-
-				if (read(tfd, &junk, sizeof(junk)) < 0 && errno != EAGAIN)
-					die(1, "timerfd: %s", strerror(errno));
-			}
-			continue;
-		}
-		/* The last few microseconds: spin, but notice arrivals. */
-		while (now_ns() < wake && !g_stop) {
-			struct pollfd pf[2] = { { fwd.in_fd, POLLIN, 0 }, { rev.in_fd, POLLIN, 0 } };
-
-			if (poll(pf, 2, 0) > 0)
-				break;
-		}
+		waiter_wait(&waiter, watch, nwatch, wake, by);
 	}
 
 	/* The end (a signal or --end-ns): the state then, counters flushed. */
@@ -1514,9 +1755,14 @@ int main(int argc, char **argv)
 			die(1, "cannot write %s: %s", summary_path, strerror(errno));
 		fprintf(f, "{\"version\": \"%s\", \"compiler\": \"%s\", \"epoch_ns\": %" U64F
 			", \"start_ns\": %" U64F ", \"stop_ns\": %" U64F ", \"end_ns\": %" U64F
-			", \"spin_ns\": %" U64F ", \"rt_priority\": %" U64F ",\n",
+			", \"spin_ns\": %" U64F ", \"rt_priority\": %" U64F ", \"cpu_latency_zero\": %s,\n",
 			QLAB_EMU_VERSION, __VERSION__, g_epoch_ns, start_ns, now_ns(),
-			since_epoch(t_end), spin_ns, rt_priority);
+			since_epoch(t_end), spin_ns, rt_priority, cpu_latency_fd >= 0 ? "true" : "false");
+		fprintf(f, "\"wait\": {\"early_ns\": %.0f, \"sleeps\": %" U64F ", \"timed_sleeps\": %" U64F
+			", \"spins\": %" U64F ", \"spin_s\": %.9f, \"over_budget\": %" U64F
+			"}, \"pool_pkts\": %" U64F ",\n",
+			waiter.early_ns, waiter.sleeps, waiter.timed, waiter.spins,
+			(double)waiter.spin_ns * 1e-9, waiter.over_budget, g_pool_pkts);
 		link_json(f, &fwd);
 		fputs(",\n", f);
 		link_json(f, &rev);
