@@ -483,13 +483,15 @@ def test_vm_testbed_runs_the_modules_dkms_builds(vm_testbed, tmp_path):
         cwd=REPO,
         check=True,
     )
+    tree.mkdir()
     t0 = time.monotonic()
     for verb in (["add"], ["build", "-k", kver]):
-        subprocess.run(
+        r = subprocess.run(
             ["dkms", *verb, "-m", "qlab", "-v", version, "--sourcetree", str(src), "--dkmstree", str(tree)],
-            check=True,
             capture_output=True,
+            text=True,
         )
+        assert r.returncode == 0, f"dkms {verb[0]}: {r.stdout[-800:]} {r.stderr[-800:]}"
     print(f"dkms built qlab {version} for {kver} in {time.monotonic() - t0:.0f} s")
     kmod.mkdir()
     for ko in (tree / "qlab" / version / kver).rglob("*.ko"):
