@@ -496,8 +496,9 @@ def display(path: Path) -> str:
         return str(path)
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    plan = compare_plan(args)
+def _run_then_show(what: str, plan: tuple[list[str], list[str]] | str, args: argparse.Namespace) -> int:
+    """`qlab compare` and `qlab bench`: the workflow (its runs), then the R
+    script that prints the result; --dry-run prints both commands."""
     if isinstance(plan, str):
         return _fail(plan.splitlines())
     run, show = plan
@@ -506,15 +507,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(shlex.join(show))
         return 0
     if not shutil.which("Rscript"):
-        return _fail(["qlab compare: Rscript not found (scripts/setup.sh installs R)"])
+        return _fail([f"qlab {what}: Rscript not found (scripts/setup.sh installs R)"])
     env = {**os.environ, "TZ": "UTC"}
     proc = subprocess.run(run, cwd=paths.ROOT, check=False, env=env)
     if proc.returncode != 0:
         return _fail(
-            [f"qlab compare: the workflow failed (exit {proc.returncode}); logs: {args.results}/logs/"]
+            [f"qlab {what}: the workflow failed (exit {proc.returncode}); logs: {args.results}/logs/"]
         )
     proc = subprocess.run(show, check=False, env=env)
     return 0 if proc.returncode == 0 else (EXIT_USER if proc.returncode == 2 else 1)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    return _run_then_show("compare", compare_plan(args), args)
 
 
 def bench_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
@@ -595,24 +600,7 @@ def bench_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    plan = bench_plan(args)
-    if isinstance(plan, str):
-        return _fail(plan.splitlines())
-    run, place = plan
-    if args.dry_run:
-        print(shlex.join(run))
-        print(shlex.join(place))
-        return 0
-    if not shutil.which("Rscript"):
-        return _fail(["qlab bench: Rscript not found (scripts/setup.sh installs R)"])
-    env = {**os.environ, "TZ": "UTC"}
-    proc = subprocess.run(run, cwd=paths.ROOT, check=False, env=env)
-    if proc.returncode != 0:
-        return _fail(
-            [f"qlab bench: the workflow failed (exit {proc.returncode}); logs: {args.results}/logs/"]
-        )
-    proc = subprocess.run(place, check=False, env=env)
-    return 0 if proc.returncode == 0 else (EXIT_USER if proc.returncode == 2 else 1)
+    return _run_then_show("bench", bench_plan(args), args)
 
 
 def cmd_images(args: argparse.Namespace) -> int:
