@@ -265,6 +265,7 @@ def up(build: bool = True) -> Path:
         "".join(f"[127.0.0.1]:{vm.ssh_port} {' '.join(hostkey)}\n" for vm in VMS)
     )
     t0 = time.monotonic()
+    started: dict[str, subprocess.Popen] = {}
     for vm in VMS:
         if _pid(vm):
             continue
@@ -284,8 +285,9 @@ def up(build: bool = True) -> Path:
                 start_new_session=True,
             )
         (RUN / f"{vm.name}.pid").write_text(f"{proc.pid}\n")
+        started[vm.name] = proc
     for vm in VMS:
-        _wait_ssh(vm, t0)
+        _wait_ssh(vm, t0, started.get(vm.name))
     for vm in VMS:
         wait_clock(vm, t0)
     write_inventory(INVENTORY)
@@ -299,9 +301,12 @@ def _read(f: Path) -> str:
         return ""
 
 
-def _wait_ssh(vm: VM, t0: float) -> None:
+def _wait_ssh(vm: VM, t0: float, proc: subprocess.Popen | None = None) -> None:
+    """Until vm answers SSH. A VM this `up` started is known dead only by
+    its exit status: /proc/PID/cmdline reads empty while `nice` execs QEMU,
+    which looked like a QEMU gone on a first boot."""
     while True:
-        if not _pid(vm):
+        if (proc.poll() is not None) if proc else not _pid(vm):
             err, tail = _read(RUN / f"{vm.name}.qemu.err"), _read(RUN / f"{vm.name}.log").splitlines()[-5:]
             raise TestbedError(
                 f"{vm.name}: QEMU exited during boot: {err or ' | '.join(tail) or 'no output'}"

@@ -276,7 +276,11 @@ def vm_testbed():
     from qlab import testbed_vm
 
     t0 = time.monotonic()
-    testbed_vm.up()
+    try:
+        testbed_vm.up()
+    except BaseException:
+        testbed_vm.down()  # nothing left running by a failed boot
+        raise
     print(f"virtual testbed up in {time.monotonic() - t0:.0f} s")
     try:
         yield testbed_vm
