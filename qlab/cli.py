@@ -464,23 +464,9 @@ def compare_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
         on = ", ".join(doc["backends"]) or f"no backend in the {args.profile} profile"
         return f"qlab compare: --backend {args.backend}: {display(path)} runs on {on}"
     results = str(Path(args.results).resolve())
-    snakemake = Path(sys.executable).with_name("snakemake")
-    run = [
-        str(snakemake),
-        "--workflow-profile",
-        "workflows/profiles/local",
-        "--cores",
-        str(args.cores),
-        "--config",
-        f"profile={args.profile}",
-        f"results={results}",
-        f"scenarios={json.dumps([str(path)])}",
-        f"backends={json.dumps([args.backend])}",
-        "--quiet",
-        "host",
-        "--",
-        f"{results}/{BENCH_DIR}/{args.workload}/{args.backend}/flows.csv.gz",
-    ]
+    run = _bench_workflow(
+        args, [str(path)], [], [f"{results}/{BENCH_DIR}/{args.workload}/{args.backend}/flows.csv.gz"]
+    )
     script = paths.ROOT / "analysis" / "scripts" / "compare.R"
     show = ["Rscript", str(script), "--results", results, "--workload", args.workload]
     show += ["--a", args.a, "--b", args.b, "--backend", args.backend]
@@ -494,6 +480,30 @@ def display(path: Path) -> str:
         return str(path.relative_to(paths.ROOT))
     except ValueError:
         return str(path)
+
+
+def _bench_workflow(
+    args: argparse.Namespace, scenarios: list[str], config: list[str], targets: list[str]
+) -> list[str]:
+    """The Snakemake command `qlab compare` and `qlab bench` run: these
+    scenarios on args.backend in args.profile, up to these targets."""
+    return [
+        str(Path(sys.executable).with_name("snakemake")),
+        "--workflow-profile",
+        "workflows/profiles/local",
+        "--cores",
+        str(args.cores),
+        "--config",
+        f"profile={args.profile}",
+        f"results={Path(args.results).resolve()}",
+        f"scenarios={json.dumps(scenarios)}",
+        f"backends={json.dumps([args.backend])}",
+        *config,
+        "--quiet",
+        "host",
+        "--",
+        *targets,
+    ]
 
 
 def _run_then_show(what: str, plan: tuple[list[str], list[str]] | str, args: argparse.Namespace) -> int:
@@ -565,24 +575,12 @@ def bench_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
     workloads = chosen
     results = str(Path(args.results).resolve())
     bench_set = f"only-{args.discipline}"  # workflows/common.smk, BENCH_SET
-    snakemake = Path(sys.executable).with_name("snakemake")
-    run = [
-        str(snakemake),
-        "--workflow-profile",
-        "workflows/profiles/local",
-        "--cores",
-        str(args.cores),
-        "--config",
-        f"profile={args.profile}",
-        f"results={results}",
-        f"scenarios={json.dumps([str(bench / f'{w}.yaml') for w in workloads])}",
-        f"backends={json.dumps([args.backend])}",
-        f"bench_series={json.dumps([args.discipline])}",
-        "--quiet",
-        "host",
-        "--",
-        *[f"{results}/{BENCH_DIR}/{w}/{args.backend}/sets/{bench_set}/all/flows.csv.gz" for w in workloads],
-    ]
+    run = _bench_workflow(
+        args,
+        [str(bench / f"{w}.yaml") for w in workloads],
+        [f"bench_series={json.dumps([args.discipline])}"],
+        [f"{results}/{BENCH_DIR}/{w}/{args.backend}/sets/{bench_set}/all/flows.csv.gz" for w in workloads],
+    )
     script = paths.ROOT / "analysis" / "scripts" / "bench-place.R"
     out = f"{results}/analysis/{BENCH_DIR}-{args.discipline}"
     place = [
