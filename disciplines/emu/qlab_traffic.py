@@ -9,7 +9,9 @@ F.json.waiting, then waits for that file, {"epoch_ns": E}, so that a slow
 host pays its start-up before the epoch is chosen: the testbed backend)
 
 FLOW.json is {"flow": <a flow of the plan (docs/jobs.md)>, "dst_address": IPV4,
-"tcp": <the plan's tcp>}: the runner's slice of the plan for one flow. A
+"tcp": <the plan's tcp>}: the runner's slice of the plan for one flow; with
+"src_address" the sender binds it, with "listen_address" the sink (the
+testbed, whose machines hold several plan hosts' addresses; otherwise any). A
 `bulk` flow is TCP, `cbr`/`onoff`/`voip`/`poisson` UDP. A `poisson` flow's
 send times (and with `size_mean_bytes` its datagrams' lengths) are the
 contract's generator (docs/jobs.md, `poisson`), drawn here as qlab's
@@ -163,7 +165,7 @@ def tcp_sink(spec: dict, end_ns: int, out: str) -> None:
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, f["seg_bytes"])
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, tcp["rcv_buf_bytes"])
-    srv.bind(("0.0.0.0", f["dst_port"]))
+    srv.bind((spec.get("listen_address", "0.0.0.0"), f["dst_port"]))
     srv.listen(1)
     state = {"rx_bytes": 0, "first_rx_ns": None, "last_rx_ns": None, "final": False}
     write_json(out + ".listening", {})
@@ -201,7 +203,7 @@ def tcp_send(spec: dict, epoch_ns: int, out: str) -> None:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, f["seg_bytes"])
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, tcp["snd_buf_bytes"])
-    sock.bind(("0.0.0.0", f["src_port"]))
+    sock.bind((spec.get("src_address", "0.0.0.0"), f["src_port"]))
     state = {"tx_packets": 0, "retx_packets": 0, "final": False}
     stop = epoch_ns + f["stop_ns"] if "stop_ns" in f else None
     # SYNs sent again (tcpi_total_retrans counts them): None until connected,
@@ -311,7 +313,7 @@ def udp_send(spec: dict, epoch_ns: int, end_ns: int, out: str) -> None:
     view = memoryview(payload)
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["tos"])
-    sock.bind(("0.0.0.0", f["src_port"]))
+    sock.bind((spec.get("src_address", "0.0.0.0"), f["src_port"]))
     dst = (spec["dst_address"], f["dst_port"])
     # schedule_done: every datagram of the schedule was attempted (the runner
     # waits for it before it counts a UDP flow done, and marks a run whose
@@ -344,7 +346,7 @@ def udp_sink(spec: dict, end_ns: int, out: str) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-    sock.bind(("0.0.0.0", f["dst_port"]))
+    sock.bind((spec.get("listen_address", "0.0.0.0"), f["dst_port"]))
     state = {
         "rx_packets": 0,
         "rx_bytes": 0,
@@ -396,6 +398,10 @@ def wait_epoch(path: str) -> int:
             except FileNotFoundError:
                 signal.sigtimedwait([signal.SIGUSR1], 1.0)
     finally:
+        # the worker's SIGUSR1 may still come (or be pending) when this
+        # process found the file by itself: ignored, it discards it; left
+        # at its default, it would kill the flow
+        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGUSR1])
 
 
