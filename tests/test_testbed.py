@@ -45,11 +45,30 @@ def test_job_maps_the_dumbbell_onto_the_inventory():
     job = TestbedBackend().job(plan, GROUPS)
     assert set(job["hosts"]) == {"snd", "rcv"}
     assert job["hosts"]["snd"]["role"] == "send" and job["hosts"]["rcv"]["role"] == "sink"
-    # every flow on both ends, addressed to the receiver's data address
+    # every flow on both ends, between the plan's own addresses (its 5-tuple)
     for h in ("snd", "rcv"):
         assert sorted(i["flow"]["flow_id"] for i in job["hosts"][h]["flows"]) == [0, 1, 2]
-        assert {i["dst_address"] for i in job["hosts"][h]["flows"]} == {"10.2.0.1"}
+        for i in job["hosts"][h]["flows"]:
+            f = i["flow"]
+            assert i["src_address"] == {"s0": "10.1.0.1", "s1": "10.1.0.2"}[f["src"]]
+            assert i["dst_address"] == i["listen_address"] == "10.2.0.1"
+    # the machines hold the plan hosts' addresses; each reaches the other
+    # side's by a /32 route with the plan's initcwnd and rto_min
+    snd, rcv = job["hosts"]["snd"]["net"], job["hosts"]["rcv"]["net"]
+    assert snd["aliases"] == ["10.1.0.1", "10.1.0.2"] and snd["data_addr"] == "10.1.0.1"
+    assert rcv["aliases"] == ["10.2.0.1"]
+    assert [(r["dst"], r["gateway_to"]) for r in snd["routes"]] == [("10.2.0.1", "10.2.0.1")]
+    assert [(r["dst"], r["gateway_to"]) for r in rcv["routes"]] == [
+        ("10.1.0.1", "10.1.0.1"),
+        ("10.1.0.2", "10.1.0.1"),
+    ]
+    assert {(r["initcwnd"], r["rto_min_ms"]) for r in snd["routes"] + rcv["routes"]} == {
+        (plan["tcp"]["initial_cwnd_segments"], round(plan["tcp"]["min_rto_ns"] / 1e6))
+    }
     r = job["router"]
+    # the router reaches each plan address through the machine holding it
+    # (not its own machine's data address: that one is on-link)
+    assert r["net"] == {"aliases": [], "routes": [{"dst": "10.1.0.2", "via": "10.1.0.1"}]}
     assert r["host"] == "rtr" and r["rate_bps"] == 10_000_000 and r["queue"] == "bottleneck:L"
     # the plan's discipline by the core's names, through its dedicated qdisc
     assert r["qdisc"][:3] == ["ncq", "seed", "1"]
@@ -116,15 +135,110 @@ Leap status     : Normal"""
 
 
 def test_refuses_what_it_cannot_build():
+    # plan hosts of a side share a machine under their own addresses: the
+    # plan's ports may repeat (the ncq-conf emulation's do)
     plan = _plan()
     plan["flows"][1]["src_port"] = plan["flows"][0]["src_port"]
-    problems = TestbedBackend().refuse(plan)
-    assert any("flows[1].src_port" in p and "ports must differ" in p for p in problems), problems
+    assert TestbedBackend().refuse(plan) == []
     plan = _plan()
     plan["flows"][0]["src"], plan["flows"][0]["dst"] = "d0", "s0"
     assert any(
         "testbed backend sends data through the discipline" in p for p in TestbedBackend().refuse(plan)
     )
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("ip") is None, reason="needs root and iproute2")
+def test_host_tool_puts_the_plan_addresses_on_and_takes_the_last_run_s_off(tmp_path):
+    """step_net in a network namespace, with real `ip`: the aliases on the
+    interface holding the data address, /32 routes with the plan's TCP
+    settings, and the next run's call removes what the last one added."""
+    import subprocess
+
+    ns = f"qlabtb{os.getpid()}"
+
+    def sh(*argv: str) -> str:
+        return subprocess.run(
+            ["ip", "netns", "exec", ns, *argv], capture_output=True, text=True, check=True
+        ).stdout
+
+    def step(net: dict) -> str:
+        tool = str(REPO / "testbed/host/qlab_tb_host.py")
+        code = (
+            "import importlib.util, json, sys\n"
+            f"spec = importlib.util.spec_from_file_location('h', {tool!r})\n"
+            "h = importlib.util.module_from_spec(spec); spec.loader.exec_module(h)\n"
+            f"h.NET_STATE = {str(tmp_path / 'net.json')!r}\n"
+            "print(json.dumps(h.step_net(json.loads(sys.argv[1]))))"
+        )
+        return json.loads(sh("python3", "-c", code, json.dumps(net)))
+
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for dev, addr in (("data0", "10.1.0.1/24"), ("mgmt0", "192.168.7.1/24")):
+            sh("ip", "link", "add", dev, "type", "veth", "peer", "name", f"{dev}p")
+            sh("ip", "addr", "add", addr, "dev", dev)
+            sh("ip", "link", "set", f"{dev}p", "up")
+            sh("ip", "link", "set", dev, "up")
+        sh("ip", "route", "add", "10.2.0.0/24", "via", "10.1.0.254")
+        route = {"gateway_to": "10.2.0.1", "initcwnd": 2, "rto_min_ms": 200}
+        first = {
+            "aliases": ["10.1.0.1", "10.1.0.2", "10.1.0.3"],
+            "data_addr": "10.1.0.1",
+            "routes": [dict(route, dst="10.2.0.1"), dict(route, dst="10.2.0.9")],
+        }
+        assert step(first) == ""
+        held = sh("ip", "-o", "addr", "show", "dev", "data0")
+        assert "10.1.0.2/32" in held and "10.1.0.3/32" in held and "10.1.0.1/24" in held
+        r = sh("ip", "route", "show", "10.2.0.9/32")
+        assert "via 10.1.0.254 dev data0" in r and "initcwnd 2" in r and "200ms" in r.split("rto_min")[1], r
+        # the next run: its own aliases and routes only (its own address kept)
+        second = {"aliases": ["10.1.0.4"], "data_addr": "10.1.0.1", "routes": [dict(route, dst="10.2.0.5")]}
+        assert step(second) == ""
+        held = sh("ip", "-o", "addr", "show", "dev", "data0")
+        assert "10.1.0.4/32" in held and "10.1.0.2/" not in held and "10.1.0.1/24" in held
+        assert sh("ip", "route", "show", "10.2.0.9/32") == "" and "initcwnd 2" in sh(
+            "ip", "route", "show", "10.2.0.5/32"
+        )
+        # a plan address another interface holds: named, not moved
+        problem = step({"aliases": ["192.168.7.1"], "data_addr": "10.1.0.1", "routes": []})
+        assert (
+            problem == "the plan's address 192.168.7.1 is already on mgmt0, not on the data interface data0"
+        )
+        assert step({"aliases": ["10.1.0.5"], "data_addr": "10.9.9.9", "routes": []}).startswith(
+            "no interface holds the data address 10.9.9.9"
+        )
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def test_a_flow_process_survives_a_late_start_signal(tmp_path):
+    """The host's worker signals SIGUSR1 to each flow process once the
+    epoch file is there; a process that found the file by itself first
+    (its one-second look) must not die of the signal arriving after."""
+    import signal
+    import subprocess
+
+    flow = {"flow": {"flow_id": 0, "app": "cbr", "dst_port": 0}, "dst_address": "127.0.0.1", "tcp": {}}
+    (tmp_path / "flow.json").write_text(json.dumps(flow))
+    epoch = tmp_path / "epoch.json"
+    out = tmp_path / "sink-0.json"
+    tool = str(REPO / "disciplines/emu/qlab_traffic.py")
+    argv = ["python3", tool, "sink", "--flow", str(tmp_path / "flow.json")]
+    argv += ["--epoch-file", str(epoch), "--end-ns", "30000000000", "--out", str(out)]
+    p = subprocess.Popen(argv)
+    try:
+        deadline = time.monotonic() + 20
+        while not Path(f"{out}.waiting").exists():
+            assert p.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        epoch.write_text(json.dumps({"epoch_ns": time.time_ns()}))
+        time.sleep(2.5)  # the process found the file by itself and runs
+        p.send_signal(signal.SIGUSR1)
+        time.sleep(0.5)
+        assert p.poll() is None, f"the flow process died of a late SIGUSR1 (exit {p.returncode})"
+    finally:
+        p.terminate()
+        p.wait(timeout=10)
 
 
 def _staging(
@@ -216,6 +330,86 @@ def test_ingest_marks_a_run_whose_senders_fell_behind_invalid(tmp_path):
         f"flow {i}: sender late: its schedule was unfinished when the run ended (200 datagrams sent)"
         for i in udp
     ]
+
+
+def test_ingest_places_the_router_pcap_beside_the_tables(tmp_path):
+    """With testbed_capture_pcap the router's pcap comes back with its part,
+    and tcpdump's own counts (a kernel that dropped packets from the
+    capture) go into the fidelity record."""
+    plan = _plan()
+    job = TestbedBackend().job(plan, GROUPS)
+    st = _staging(tmp_path, plan, job)
+    (st / "rtr" / "host-facts.json").write_text(
+        json.dumps({"host": "rtr", "complete": True, "pcap": {"captured": 812, "dropped_by_kernel": 3}})
+    )
+    (st / "rtr" / "router-egress.pcap").write_bytes(b"\xd4\xc3\xb2\xa1pcap")
+    work = tmp_path / "work"
+    facts = TestbedBackend().ingest(plan, job, st, work)
+    assert (work / "router-egress.pcap").read_bytes() == b"\xd4\xc3\xb2\xa1pcap"
+    fid = facts["fidelity"]
+    assert fid["pcap_captured_pkts"] == 812 and fid["pcap_dropped_by_kernel_pkts"] == 3
+    # without it, no pcap
+    (tmp_path / "b").mkdir()
+    facts = TestbedBackend().ingest(plan, job, _staging(tmp_path / "b", plan, job), tmp_path / "w2")
+    assert not (tmp_path / "w2" / "router-egress.pcap").exists()
+    assert "pcap_captured_pkts" not in facts["fidelity"]
+
+
+def _busy_samples(rate_bps: float, read_ms: float = 5.0) -> list[dict]:
+    """Samples every 100 ms of a discipline that holds a queue from 0.1 s to
+    1.3 s and sends at rate_bps meanwhile; each read takes read_ms."""
+    out, sent = [], 0
+    for k in range(16):
+        t = k * 100_000_000
+        busy = 1 <= k <= 13
+        if 1 < k <= 13:
+            sent += int(rate_bps * 0.1 / 8)
+        band = {
+            "band": 0,
+            "backlog_pkts": 30 if busy else 0,
+            "backlog_bytes": 0,
+            "arrivals": 100 * k,
+            "sent": 100 * k,
+        }
+        read = [t + 1_000_000, t + 1_000_000 + int(read_ms * 1e6)]
+        out.append({"time_ns": t, "bands": [band], "sent_bytes": sent, "read_ns": read})
+    return out
+
+
+def test_busy_rate_brackets_the_shaper_rate():
+    from qlab.backends.testbed import busy_rate
+
+    got = busy_rate(_busy_samples(10e6))
+    # 12 busy intervals of 100 ms, each read within 5 ms
+    assert got["busy_s"] == pytest.approx(1.2) and got["achieved_rate_bps"] == pytest.approx(10e6)
+    # the bracket spans one read at each end of the busy run, not one per interval
+    assert got["low_bps"] == pytest.approx(10e6 * 1.2 / 1.205) and got["high_bps"] == pytest.approx(
+        10e6 * 1.2 / 1.195
+    )
+    # an idle discipline, or samples of an older host tool: nothing judged
+    idle = [dict(s, bands=[dict(s["bands"][0], backlog_pkts=0)]) for s in _busy_samples(10e6)]
+    assert busy_rate(idle) == {}
+    assert busy_rate([{k: v for k, v in s.items() if k != "read_ns"} for s in _busy_samples(10e6)]) == {}
+
+
+@pytest.mark.parametrize(
+    ("rate_bps", "valid"), [(10e6, True), (9.9e6, True), (9.5e6, False), (10.5e6, False)]
+)
+def test_ingest_judges_the_shaper_rate_while_busy(tmp_path, rate_bps, valid):
+    """A router that cannot forward at the plan's rate (a loaded TCG VM)
+    queues elsewhere: the run is not faithful, as in the mininet backend."""
+    plan = _plan()
+    job = TestbedBackend().job(plan, GROUPS)
+    st = _staging(tmp_path, plan, job)
+    (st / "rtr" / "queue-samples.json").write_text(
+        json.dumps({"queue": "bottleneck:L", "samples": _busy_samples(rate_bps)})
+    )
+    facts = TestbedBackend().ingest(plan, job, st, tmp_path / "work")
+    assert facts["fidelity"]["achieved_rate_bps"] == pytest.approx(rate_bps, rel=1e-3)
+    assert facts["valid"] is valid, facts["invalid_reasons"]
+    if not valid:
+        assert facts["invalid_reasons"][-1].startswith("achieved rate ")
+        assert "against the configured 10000000 b/s (tolerance 2%)" in facts["invalid_reasons"][-1]
 
 
 @pytest.mark.parametrize("fault", ["drop", "incomplete"])

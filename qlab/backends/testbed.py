@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -44,6 +45,8 @@ KMOD_DIR = paths.ROOT / "build" / "linux" / "kmod"
 TC_DIR = paths.ROOT / "build" / "linux" / "tc"
 # The tc handles the testbed_tc role gives the shaper and the discipline.
 DISC_HANDLE = "10:"
+# The router's optional pcap (testbed_capture_pcap), placed beside the run's tables.
+PCAP_FILE = "router-egress.pcap"
 # The dedicated qdiscs (disciplines/linux/README.md): the core's kind ->
 # the qdisc and its variant option; any other kind runs as `qlab disc KIND`.
 # Both run the core's same code; the dedicated ones add their counters.
@@ -70,6 +73,41 @@ def qdisc_argv(kind: str, seed: int, params: list[tuple[str, str]]) -> tuple[lis
     for name, value in params:
         argv += [name, value]
     return argv, expect
+
+
+# The shortest time the discipline must hold a queue for its shaper's rate to be judged.
+BUSY_MIN_S = 0.5
+
+
+def busy_rate(samples: list[dict[str, Any]]) -> dict[str, float]:
+    """The rate the shaper drew from the discipline while it held a queue:
+    over each run of consecutive samples that all found a backlog, the
+    bytes sent from its first sample to its last over their time apart.
+    Each sample was read between its read_ns[0] and read_ns[1], so that
+    time is bracketed: achieved_rate_bps at the middle, low_bps and high_bps
+    at the bracket's ends; busy_s the time judged. Empty when no two
+    consecutive samples were busy (or the samples have no read times)."""
+    nbytes = d_lo = d_hi = 0
+    first = last = None
+    for s in [*samples, None]:
+        busy = s is not None and "read_ns" in s and sum(x["backlog_pkts"] for x in s["bands"]) > 0
+        if busy:
+            first, last = first or s, s
+            continue
+        if first is not None and last is not first:
+            nbytes += last["sent_bytes"] - first["sent_bytes"]
+            d_lo += last["read_ns"][0] - first["read_ns"][1]
+            d_hi += last["read_ns"][1] - first["read_ns"][0]
+        first = last = None
+    if d_hi <= 0 or nbytes <= 0:
+        return {}
+    mid = (d_lo + d_hi) / 2
+    return {
+        "achieved_rate_bps": nbytes * 8e9 / mid,
+        "low_bps": nbytes * 8e9 / d_hi,
+        "high_bps": nbytes * 8e9 / max(d_lo, 1),
+        "busy_s": mid / 1e9,
+    }
 
 
 def inventory() -> Path:
@@ -124,9 +162,9 @@ class TestbedBackend(Backend):
 
     def refuse(self, plan: dict[str, Any]) -> list[str]:
         """The mininet backend's dumbbell rules (the same helper builds the
-        dumbbell), and one socket per port on each testbed host: every
-        sending-side plan host runs on the senders, so the flows' source
-        ports (and destination ports) must differ."""
+        dumbbell). The plan hosts of a side share the testbed's machines,
+        each under its own address (an alias, job()), so their ports may
+        repeat as in the plan."""
         out = [
             line.replace("the mininet backend", "the testbed backend")
             for line in MininetBackend().refuse_dumbbell(plan)
@@ -136,17 +174,6 @@ class TestbedBackend(Backend):
                 f"tcp.variant: {plan['tcp']['variant']} is not in the testbed backend yet: its traffic "
                 "role sets Linux's reno (NewReno) on the hosts and checks no other algorithm"
             )
-        for key in ("src_port", "dst_port"):
-            seen: dict[tuple[str, int], int] = {}
-            for f in plan["flows"]:
-                k = ("udp" if f["app"] != "bulk" else "tcp", f[key])
-                if k in seen:
-                    out.append(
-                        f"flows[{f['flow_id']}].{key}: {k[1]} is flow {seen[k]}'s too; the testbed runs "
-                        "every plan host of a side on the same machines, so ports must differ"
-                    )
-                    break
-                seen[k] = f["flow_id"]
         return out
 
     def tools(self) -> dict[str, Path]:
@@ -168,13 +195,46 @@ class TestbedBackend(Backend):
         senders, receivers = groups["senders"], groups["receivers"]
         on = {h["id"]: senders[i % len(senders)] for i, h in enumerate(d.hosts_a)}
         on.update({h["id"]: receivers[i % len(receivers)] for i, h in enumerate(d.hosts_b)})
+        address = {h["id"]: h["address"] for h in (*d.hosts_a, *d.hosts_b)}
         hosts: dict[str, Any] = {h: {"role": "send", "flows": []} for h in senders}
         hosts.update({h: {"role": "sink", "flows": []} for h in receivers})
         for f in plan["flows"]:
-            dst = hv[on[f["dst"]]]["testbed_data_addr"]
-            item = {"flow": f, "dst_address": dst, "tcp": plan["tcp"]}
+            # the plan's own addresses, so every flow has the plan's 5-tuple
+            # (the same flow hash as in ns-3 and Mininet) though the plan
+            # hosts of a side share machines
+            item = {
+                "flow": f,
+                "src_address": address[f["src"]],
+                "dst_address": address[f["dst"]],
+                "listen_address": address[f["dst"]],
+                "tcp": plan["tcp"],
+            }
             hosts[on[f["src"]]]["flows"].append(item)
             hosts[on[f["dst"]]]["flows"].append(item)
+        rto_ms = max(1, round(plan["tcp"]["min_rto_ns"] / 1e6))
+        for side, machines, others in ((d.hosts_a, senders, receivers), (d.hosts_b, receivers, senders)):
+            peers = [h["address"] for h in (d.hosts_b if side is d.hosts_a else d.hosts_a)]
+            for m in machines:
+                hosts[m]["net"] = {
+                    "aliases": [h["address"] for h in side if on[h["id"]] == m],
+                    "data_addr": hv[m]["testbed_data_addr"],
+                    # each peer by a /32 route with the plan's TCP route
+                    # settings (as the mininet backend sets them)
+                    "routes": [
+                        {
+                            "dst": a,
+                            "gateway_to": hv[others[0]]["testbed_data_addr"],
+                            "initcwnd": plan["tcp"]["initial_cwnd_segments"],
+                            "rto_min_ms": rto_ms,
+                        }
+                        for a in peers
+                    ],
+                }
+        router_routes = [
+            {"dst": address[h], "via": hv[m]["testbed_data_addr"]}
+            for h, m in sorted(on.items(), key=lambda kv: kv[1] + " " + address[kv[0]])
+            if address[h] != hv[m]["testbed_data_addr"]
+        ]
         q = d.queue
         qdisc, expect = qdisc_argv(
             q["kind"], q["seed"], [(n, mn.param_text(v)) for n, v in sorted(q["params"].items())]
@@ -197,6 +257,7 @@ class TestbedBackend(Backend):
                 "queue": d.queue_id,
                 "traced": d.queue_id in plan["trace"]["queues"],
                 "interval_ns": plan["trace"]["queue_sample_interval_ns"],
+                "net": {"aliases": [], "routes": router_routes},
             },
         }
 
@@ -280,6 +341,7 @@ class TestbedBackend(Backend):
         router = job["router"]
         rows = ["time_ns,queue,band,backlog_pkts,backlog_bytes,enqueued_pkts,dequeued_pkts,dropped_pkts"]
         arrivals = sent_pkts = 0
+        rate: dict[str, float] = {}
         if router["traced"]:
             doc = json.loads((staging / router["host"] / "queue-samples.json").read_text())
             for s in doc["samples"]:
@@ -297,6 +359,7 @@ class TestbedBackend(Backend):
             last = doc["samples"][-1]["bands"]
             arrivals = sum(b["arrivals"] for b in last)
             sent_pkts = sum(b["sent"] for b in last)
+            rate = busy_rate(doc["samples"])
         tx = sum((a.get("send") or {}).get("tx_packets", 0) for a in apps.values())
         reasons = []
         if router["traced"] and arrivals < tx:
@@ -306,6 +369,19 @@ class TestbedBackend(Backend):
             )
         late_reasons, late_facts = mn.sender_fidelity(plan, apps)
         reasons += late_reasons
+        # the shaper's rate while the discipline held a queue: judged, as the
+        # mininet backend judges qlab-emu's, when the bracket of the sampled
+        # rate lies wholly outside the tolerance (a TCG router that cannot
+        # forward at the plan's rate queues elsewhere)
+        tol = mn.FIDELITY["rate_rel_tol"]
+        if rate.get("busy_s", 0) >= BUSY_MIN_S:
+            lo, hi = rate["low_bps"] / router["rate_bps"], rate["high_bps"] / router["rate_bps"]
+            if hi < 1 - tol or lo > 1 + tol:
+                reasons.append(
+                    f"achieved rate {rate['achieved_rate_bps']:.0f} b/s (between {rate['low_bps']:.0f} and "
+                    f"{rate['high_bps']:.0f}) while the discipline held a queue, against the configured "
+                    f"{router['rate_bps']} b/s (tolerance {100 * tol:.0f}%)"
+                )
         bound = clock.get("bound_ms")
         # preflight's probe brackets the host's clock reading between two of
         # the controller's: the offset is known to within half the bracket
@@ -317,8 +393,11 @@ class TestbedBackend(Backend):
                     f"host {h}: clock offset {off:.1f} ms (probe uncertainty {unc.get(h, 0.0):.1f} ms) "
                     f"exceeds {bound} ms"
                 )
+        pcap = parts[router["host"]].get("pcap")
         # everything checked: now the work directory gets the raw facts
         workdir.mkdir(parents=True, exist_ok=True)
+        if pcap is not None:
+            shutil.copyfile(staging / router["host"] / PCAP_FILE, workdir / PCAP_FILE)
         (workdir / "flow_facts.csv").write_text(flow_csv, encoding="utf-8")
         (workdir / "queue_facts.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
         facts: dict[str, Any] = {
@@ -335,6 +414,8 @@ class TestbedBackend(Backend):
                 "qdisc_sent_pkts": sent_pkts,
                 "senders_data_pkts": tx,
                 "bottleneck_rate_bps": router["rate_bps"],
+                **({f"pcap_{k}_pkts": v for k, v in pcap.items()} if pcap else {}),
+                **{k: round(v, 3) for k, v in rate.items()},
                 "reverse_delay_ns": router["delay_ns"],
                 **late_facts,
             },

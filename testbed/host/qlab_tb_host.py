@@ -43,7 +43,9 @@ little ahead (testbed_epoch_lead_s). A host told E after it has passed
 fails: its flows could not start at their times.
 
 traffic: HOST.json is {"host", "role": "send"|"sink", "duration_ns",
-"stop_when_done", "udp_drain_ns", "flows": [{"flow", "dst_address", "tcp"}]}.
+"stop_when_done", "udp_drain_ns", "flows": [{"flow", "src_address", "dst_address",
+"listen_address", "tcp"}], "net"} (net: the plan hosts' addresses this
+machine holds, and its routes to the other side's: prepare applies them).
 One qlab_traffic.py process per flow (the senders' wait for their start
 times, so the sinks listen by then), then waits until
 the run's end: duration_ns after the epoch or, with stop_when_done, until
@@ -57,12 +59,16 @@ A flow process that dies, or a host that cannot finish, writes
 part of such a run.
 
 sample: SAMPLE.json is {"host", "dev", "handle", "queue", "interval_ns",
-"duration_ns", "stop_file"}. Reads `tc -s -j qdisc show dev DEV`
+"duration_ns", "stop_file", "pcap_snaplen"}. With pcap_snaplen > 0 it first
+starts tcpdump on DEV (DIR/router-egress.pcap, that many bytes of each
+packet), stopped after the last sample; tcpdump's counts go into the
+facts. Reads `tc -s -j qdisc show dev DEV`
 at epoch + k * interval_ns until epoch + duration_ns or until stop_file
 exists (it holds the run's end, ns after the epoch, written by the
 controller once every endpoint has finished), then once more, stamped with
-that end; writes DIR/queue-samples.json (per sample: time_ns after the epoch
-and the qdisc's per-band counters) and DIR/host-facts.json.
+that end; writes DIR/queue-samples.json (per sample: time_ns after the epoch,
+the qdisc's per-band counters, the bytes it has sent and read_ns, the times
+before and after they were read) and DIR/host-facts.json.
 """
 
 from __future__ import annotations
@@ -234,13 +240,19 @@ def traffic(spec: dict, out_dir: str, epoch_file: str) -> int:
     return 0
 
 
-def qdisc_bands(dev: str, handle: str) -> list[dict]:
+def qdisc_sample(dev: str, handle: str, epoch: int) -> dict:
+    """The discipline's counters now: its per-band counters, the bytes it
+    has handed to the shaper, and when they were read: read_ns, the times
+    (ns after the epoch) before and after `tc` ran, between which the
+    kernel read them."""
+    before = time.time_ns() - epoch
     out = subprocess.run(
         ["tc", "-s", "-j", "qdisc", "show", "dev", dev], capture_output=True, text=True, check=True
     ).stdout
+    read = [before, time.time_ns() - epoch]
     for q in json.loads(out):
         if q.get("handle") == handle:
-            return q.get("bands") or [
+            bands = q.get("bands") or [
                 {
                     "band": 0,
                     "backlog_pkts": q["qlen"],
@@ -250,13 +262,57 @@ def qdisc_bands(dev: str, handle: str) -> list[dict]:
                     "drop_overflow": q["drops"],
                 }
             ]
+            return {"bands": bands, "sent_bytes": q["bytes"], "read_ns": read}
     raise RuntimeError(f"no qdisc {handle} on {dev}")
 
 
+PCAP_FILE = "router-egress.pcap"
+
+
+def start_pcap(spec: dict, out_dir: str) -> tuple[subprocess.Popen | None, str]:
+    """tcpdump on the discipline's interface into out_dir/PCAP_FILE (the
+    first pcap_snaplen bytes of each packet), once it is listening."""
+    argv = ["tcpdump", "-i", spec["dev"], "-n", "-s", str(spec["pcap_snaplen"]), "-U", "-Z", "root"]
+    argv += ["-w", os.path.join(out_dir, PCAP_FILE)]
+    try:
+        p = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )  # noqa: SIM115
+    except FileNotFoundError:
+        return None, "tcpdump not found (apt-get install tcpdump, or testbed_capture_pcap: false)"
+    line = p.stderr.readline().decode(errors="replace") if p.stderr else ""
+    if "listening on" not in line:
+        p.kill()
+        return None, f"tcpdump did not start: {line.strip()[-200:]}"
+    return p, ""
+
+
+def stop_pcap(p: subprocess.Popen) -> dict:
+    """SIGINT, then tcpdump's own counts: captured, and dropped by the kernel."""
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return {"problem": "tcpdump did not stop on SIGINT"}
+    got = {}
+    for line in err.decode(errors="replace").splitlines():
+        words = line.split()
+        said = " ".join(words[1:3])
+        if len(words) >= 3 and words[0].isdigit() and said in ("packets captured", "packets dropped"):
+            got["captured" if words[2] == "captured" else "dropped_by_kernel"] = int(words[0])
+    return got
+
+
 def sample(spec: dict, out_dir: str, epoch_file: str) -> int:
-    write_json(os.path.join(out_dir, "armed.json"), {"problem": ""})
+    pcap, problem = start_pcap(spec, out_dir) if spec.get("pcap_snaplen") else (None, "")
+    write_json(os.path.join(out_dir, "armed.json"), {"problem": problem})
+    if problem:
+        return 1
     epoch, problem = wait_epoch(epoch_file, {})
     if problem:
+        if pcap:
+            stop_pcap(pcap)
         write_json(
             os.path.join(out_dir, "host-facts.json"),
             {"host": spec["host"], "complete": False, "problem": problem},
@@ -280,17 +336,19 @@ def sample(spec: dict, out_dir: str, epoch_file: str) -> int:
             time.sleep(min(left, 200_000_000) / 1e9)
             continue
         if k * interval < end_rel:
-            samples.append({"time_ns": k * interval, "bands": qdisc_bands(spec["dev"], spec["handle"])})
+            samples.append({"time_ns": k * interval, **qdisc_sample(spec["dev"], spec["handle"], epoch)})
         k += 1
     # samples taken after the run's end (the stop arrives late) are dropped
     samples = [s for s in samples if s["time_ns"] < end_rel]
-    samples.append({"time_ns": end_rel, "bands": qdisc_bands(spec["dev"], spec["handle"])})
+    samples.append({"time_ns": end_rel, **qdisc_sample(spec["dev"], spec["handle"], epoch)})
     write_json(os.path.join(out_dir, "queue-samples.json"), {"queue": spec["queue"], "samples": samples})
-    write_json(
-        os.path.join(out_dir, "host-facts.json"),
-        {"host": spec["host"], "role": "router", "ended_ns": epoch + end_rel, "complete": True},
-    )
-    return 0
+    facts = {"host": spec["host"], "role": "router", "ended_ns": epoch + end_rel, "complete": True}
+    if pcap:
+        facts["pcap"] = stop_pcap(pcap)
+        if "problem" in facts["pcap"]:
+            facts["complete"], facts["problem"] = False, facts["pcap"]["problem"]
+    write_json(os.path.join(out_dir, "host-facts.json"), facts)
+    return 0 if facts["complete"] else 1
 
 
 # --- the roles' steps (each prints one JSON object) -------------------------
@@ -462,7 +520,8 @@ def step_kmod(spec: dict) -> dict:
 def step_tc(spec: dict) -> dict:
     """spec: {"egress", "ingress", "rate_bps", "burst_bytes", "handle",
     "qdisc": [argv after the handle], "expect": {"kind", "options"} (what
-    the dump must show), "delay_ns", "netem_limit"}.
+    the dump must show), "delay_ns", "netem_limit", "net": the routes to the
+    plan hosts' addresses (step_net)}.
     The first failing step is named in "failed" with tc's own message."""
     eg, ing = spec["egress"], spec["ingress"]
     res: dict = {"failed": None, "changed": True}
@@ -470,6 +529,11 @@ def step_tc(spec: dict) -> dict:
     def fail(step: str, argv: list[str], err: str) -> dict:
         res["failed"] = {"step": step, "command": " ".join(argv), "message": err.strip()[-400:]}
         return res
+
+    if "net" in spec:
+        problem = step_net(spec["net"])
+        if problem:
+            return fail("routes", ["ip", "route"], problem)
 
     for dev in (eg, ing):
         argv = ["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"]
@@ -533,10 +597,10 @@ def step_tc(spec: dict) -> dict:
 
 def step_prepare(spec: dict) -> dict:
     """spec: {"dir", "files": {name: JSON} (the router's sample.json),
-    "sysctls": {name: value}, "data_if": iface or ""}: a fresh run directory
-    with this tool, the files of the bundle this runs from (an endpoint's:
-    the traffic tool and part.json) and the spec's files; the plan's sysctls
-    and offloads."""
+    "sysctls": {name: value}, "data_if": iface or "", "net": see step_net}:
+    a fresh run directory with this tool, the files of the bundle this runs
+    from (an endpoint's: the traffic tool and part.json) and the spec's
+    files; the plan's addresses and routes, sysctls and offloads."""
     d = spec["dir"]
     stop_worker(d)
     shutil.rmtree(d, ignore_errors=True)
@@ -561,6 +625,10 @@ def step_prepare(spec: dict) -> dict:
                 "message": f"{err.strip()[-200:]}; wanted {' '.join(want)}, now {' '.join(got)}",
             }
             return res
+    problem = step_net(spec["net"]) if "net" in spec else ""
+    if problem:
+        res["failed"] = {"step": "addresses", "message": problem}
+        return res
     if spec.get("data_if"):
         argv = ["ethtool", "-K", spec["data_if"], "tso", "off", "gso", "off", "gro", "off"]
         rc, _, err = run(argv)
@@ -571,6 +639,81 @@ def step_prepare(spec: dict) -> dict:
     if res["armed"]["problem"]:
         res["failed"] = {"step": "arm", "message": res["armed"]["problem"]}
     return res
+
+
+NET_STATE = "/var/lib/qlab-testbed/net.json"
+
+
+def step_net(net: dict) -> str:
+    """The plan's addresses on this host: net is {"aliases": [A], "data_addr",
+    "routes": [{"dst", "via" | "gateway_to", "initcwnd", "rto_min_ms"}]}.
+    Each alias A/32 on the interface that holds data_addr, each route a /32
+    (via its gateway, or via the gateway this host uses to reach
+    gateway_to, with the plan's TCP route settings). What an earlier run
+    added (NET_STATE) is removed first, so a host carries one plan's
+    addresses at a time; an address the host already had is left alone.
+    Returns a problem, or ""."""
+    try:
+        with open(NET_STATE) as fh:
+            old = json.load(fh)
+    except (OSError, ValueError):
+        old = {"aliases": [], "routes": []}
+    for r in old.get("routes", []):
+        run(["ip", "route", "del", f"{r}/32"])
+    for a, dev in old.get("aliases", []):
+        run(["ip", "addr", "del", f"{a}/32", "dev", dev])
+    rc, out, err = run(["ip", "-j", "addr", "show"])
+    if rc != 0:
+        return f"ip -j addr show: {err}"
+    have = {}
+    for link in json.loads(out or "[]"):
+        for info in link.get("addr_info", []):
+            have[info.get("local")] = link["ifname"]
+    added: dict = {"aliases": [], "routes": []}
+
+    def save() -> None:
+        os.makedirs(os.path.dirname(NET_STATE), exist_ok=True)
+        write_json(NET_STATE, added)
+
+    if net.get("aliases"):
+        dev = have.get(net.get("data_addr"))
+        if not dev:
+            return f"no interface holds the data address {net.get('data_addr')}"
+        for a in net["aliases"]:
+            if a in have:
+                if have[a] != dev:
+                    return f"the plan's address {a} is already on {have[a]}, not on the data interface {dev}"
+                continue
+            rc, _, err = run(["ip", "addr", "add", f"{a}/32", "dev", dev])
+            if rc != 0:
+                save()
+                return f"ip addr add {a}/32 dev {dev}: {err}"
+            added["aliases"].append([a, dev])
+    gateways: dict = {}
+    for r in net.get("routes", []):
+        if "via" in r:
+            hop = ["via", r["via"]]
+        else:
+            to = r["gateway_to"]
+            if to not in gateways:
+                rc, out, err = run(["ip", "-j", "route", "get", to])
+                if rc != 0:
+                    save()
+                    return f"ip route get {to}: {err}"
+                got = json.loads(out)[0]
+                gateways[to] = (["via", got["gateway"]] if got.get("gateway") else []) + ["dev", got["dev"]]
+            hop = gateways[to]
+        extra = []
+        if "initcwnd" in r:
+            extra = ["initcwnd", str(r["initcwnd"]), "rto_min", f"{r['rto_min_ms']}ms"]
+        argv = ["ip", "route", "replace", f"{r['dst']}/32", *hop, *extra]
+        rc, _, err = run(argv)
+        if rc != 0:
+            save()
+            return f"{' '.join(argv)}: {err}"
+        added["routes"].append(r["dst"])
+    save()
+    return ""
 
 
 def stop_worker(d: str) -> None:

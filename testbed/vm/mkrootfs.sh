@@ -21,7 +21,7 @@ out=${1:-$repo/build/testbed}
 linux=$repo/build/linux
 mirror=${QLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 kver=$("$repo/disciplines/linux/vm/kver.sh")
-packages=openssh-server,python3,iproute2,iperf3,kmod,procps,iputils-ping,ethtool,tini,chrony
+packages=openssh-server,python3,iproute2,iperf3,kmod,procps,iputils-ping,ethtool,tini,chrony,tcpdump
 
 [ "$(id -u)" = 0 ] || { echo "mkrootfs.sh: needs root (debootstrap, chroot)" >&2; exit 1; }
 for tool in debootstrap mkfs.ext4 depmod busybox ssh-keygen; do
