@@ -145,7 +145,10 @@ item_comparison <- function(ctx, item) {
 backend_how_to <- c(
   mininet = paste("run <code>make reproduce</code> as root on a machine with Mininet installed",
                   "(<code>qlab backends</code> says whether this one can emulate, and why not)"),
-  ns3 = "run <code>make reproduce</code> (ns-3 is always run)"
+  ns3 = "run <code>make reproduce</code> (ns-3 is always run)",
+  testbed = paste("boot the virtual testbed (<code>qlab testbed up</code>) or point",
+                  "<code>QLAB_TESTBED_INVENTORY</code> at real hosts, then run <code>make reproduce</code>",
+                  "(README, “The testbed backend”)")
 )
 
 how_to_get <- function(backend) {
@@ -166,6 +169,28 @@ print_comparison_notice <- function(ctx, page) {
   invalid <- setdiff(unique(unlist(purrr::map(outcomes, "no_valid_run"))), missing)
   present <- unique(unlist(purrr::map(compared, function(item) ctx$backends_of[[item$scenario]])))
   scenarios <- unique(purrr::map_chr(compared[incomplete], "scenario"))
+  # every figure still compares two backends or more (a three-way page
+  # without its third side): a note on what is absent, not an alarm
+  still_compares <- !any(purrr::map_lgl(outcomes, function(o) o$status == "one_sided")) &&
+    any(purrr::map_lgl(outcomes, function(o) o$status %in% c("complete", "partial")))
+  if (still_compares) {
+    affected <- purrr::map2_chr(compared[incomplete], outcomes[incomplete], function(item, outcome) {
+      sprintf("<li>%s: %s</li>", escape(item$label), escape(outcome$message))
+    })
+    how <- purrr::map_chr(missing, function(b) sprintf("To get the %s side, %s.", escape(b), how_to_get(b)))
+    print_html(
+      "<div class=\"qlab-partial-side\" style=\"border:1px solid #999;background:#f6f6f6;",
+      "padding:.6em 1em;margin:1em 0 1.5em\">",
+      "<p style=\"margin-top:0\"><strong>Not here: ", escape(paste(c(missing, invalid), collapse = ", ")),
+      ".</strong> The figures compare the backends that ran (",
+      escape(paste(intersect(present, unique(unlist(purrr::map(outcomes, "compared")))), collapse = ", ")),
+      "); what needs ", escape(paste(c(missing, invalid), collapse = " or ")), " is absent:</p><ul>",
+      paste(affected, collapse = ""), "</ul>",
+      if (length(how) > 0) paste0("<p>", paste(how, collapse = " "), "</p>"),
+      "</div>"
+    )
+    return(invisible())
+  }
   title <- if (length(missing) > 0) {
     sprintf("No %s results: this comparison is %s.", paste(missing, collapse = " or "),
             if (length(present) > 0) "one-sided" else "empty")
@@ -350,6 +375,17 @@ item_absence <- function(ctx, item) {
   NULL
 }
 
+#' Each emulating backend's runs with their own fidelity measurements
+#' (run_fidelity()), a table per backend.
+print_run_fidelity <- function(ctx, scenario) {
+  for (backend in ctx$backends_of[[scenario]] %||% character()) {
+    runs <- run_fidelity(qlab_results, scenario, backend)
+    if (nrow(runs) == 0) next
+    shown <- purrr::modify_if(runs, is.double, function(x) signif(x, 4))
+    print_html(html_table(shown, caption = sprintf("%s: each run's fidelity measurements (%s)", backend, scenario)))
+  }
+}
+
 #' Every run a backend marked invalid (its fidelity checks failed), with the
 #' reasons, and per backend and series how many runs were valid: the runs
 #' the figures leave out.
@@ -428,7 +464,7 @@ item_caption <- function(ctx, id) {
                               paste(shown, collapse = ", ")))
   if (compares_backends(item)) {
     outcome <- item_comparison(ctx, item)
-    if (outcome$status == "one_sided") text <- paste(text, outcome$message)
+    if (outcome$status %in% c("one_sided", "partial")) text <- paste(text, outcome$message)
   }
   text
 }
@@ -790,8 +826,9 @@ item_section_rmd <- function(ctx, item, level, shown_at) {
   comparison <- if (compares_backends(item)) item_comparison(ctx, item) else NULL
   heading <- switch(comparison$status %||% "complete",
     complete = item_heading(item),
-    one_sided = sprintf("%s [%s only: no %s]", item_heading(item), paste(comparison$shown, collapse = ", "),
-                        paste(c(comparison$missing, comparison$no_valid_run), collapse = ", ")),
+    one_sided = ,
+    partial = sprintf("%s [%s only: no %s]", item_heading(item), paste(comparison$shown, collapse = ", "),
+                      paste(c(comparison$missing, comparison$no_valid_run), collapse = ", ")),
     absent = paste(item_heading(item), "[not drawn]")
   )
   notice <- if (identical(comparison$status, "one_sided")) c(paste0("**", comparison$message, "**"), "")

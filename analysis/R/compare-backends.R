@@ -26,8 +26,10 @@ compared_backends <- function(item, scenario_backends) {
 #' @param scenario_backends The backends its scenario lists.
 #' @param with_results The backends with collected results for its scenario.
 #' @param table The item's figure table (rows only for valid runs).
-#' @return A list: `status` ("complete"; "one_sided": a plot of the backends
-#'   shown, some missing; "absent": nothing to draw), `compared`, `missing`
+#' @return A list: `status` ("complete"; "partial": two or more backends
+#'   shown, some compared one missing, so the figure still compares;
+#'   "one_sided": a plot of one backend, the others missing; "absent":
+#'   nothing to draw), `compared`, `missing`
 #'   (backends without results), `no_valid_run` (backends with results but no
 #'   valid run in the table), `shown`, and `message` (what the page says; NULL
 #'   when complete).
@@ -52,6 +54,8 @@ describe_backend_comparison <- function(item, scenario_backends, with_results, t
     if (length(missing) == 0 && nrow(table) > 0) "complete" else "absent"
   } else if (length(shown) == length(compared)) {
     "complete"
+  } else if (length(shown) > 1) {
+    "partial"
   } else if (length(shown) > 0) {
     "one_sided"
   } else {
@@ -59,6 +63,7 @@ describe_backend_comparison <- function(item, scenario_backends, with_results, t
   }
   message <- switch(status,
     complete = NULL,
+    partial = sprintf("Partial: %s (%s).", paste(shown, collapse = ", "), lacking()),
     one_sided = sprintf("One-sided: %s only (%s), so this figure compares nothing.",
                         paste(shown, collapse = ", "), lacking()),
     absent = if (is_ratio && length(missing) == 0) {
@@ -120,4 +125,35 @@ tcp_models_of_runs <- function(runs, plan_tcp) {
   dplyr::bind_rows(shared, per_backend) |>
     tidyr::pivot_wider(names_from = "backend", values_from = "value") |>
     dplyr::select(dplyr::all_of(c("setting", backends)))
+}
+
+#' Each run's own fidelity measurements (`fidelity` in its run.json, written
+#' by an emulating backend's runner: the mininet backend's achieved rate,
+#' spacing and added delay, the testbed's shaper rate, packet counts and
+#' clock offsets). One row per run with a fidelity record; a number per host
+#' (an object) is reduced to the one largest in magnitude; what is not a
+#' number is left out.
+#'
+#' @return Columns `backend`, `series`, `point`, `seed`, `valid`, then one per
+#'   fact (the union over runs, NA where a run lacks it); no rows when the
+#'   backend's runs record no fidelity (ns-3).
+run_fidelity <- function(results_dir, scenario, backend) {
+  files <- Sys.glob(file.path(scenario_results_dir(results_dir, scenario, backend), "*", "seed-*", "run.json"))
+  largest <- function(v) {
+    x <- suppressWarnings(as.numeric(unlist(v)))
+    x <- x[!is.na(x)]
+    if (length(x) == 0) NA_real_ else x[which.max(abs(x))]
+  }
+  rows <- purrr::map(files, function(f) {
+    run <- jsonlite::read_json(f, simplifyVector = FALSE)
+    facts <- purrr::compact(run$fidelity %||% list())
+    facts <- purrr::map(facts, function(v) if (is.list(v)) largest(v) else v)
+    facts <- purrr::keep(facts, function(v) is.numeric(v) && length(v) == 1)
+    if (length(facts) == 0) return(NULL)
+    tibble::as_tibble(c(list(backend = backend, series = run$series, point = run$point, seed = as.integer(run$seed),
+                             valid = isTRUE(run$valid)), facts))
+  })
+  out <- dplyr::bind_rows(rows)
+  if (nrow(out) == 0) return(out)
+  dplyr::arrange(out, .data$series, .data$point, .data$seed)
 }

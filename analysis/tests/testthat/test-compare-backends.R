@@ -48,6 +48,23 @@ test_that("an all-backends figure with one backend is one-sided and names the mi
   expect_equal(none$status, "absent")
 })
 
+test_that("a three-way figure missing one side still compares the other two, and says so", {
+  three <- c("ns3", "mininet", "testbed")
+  partial <- describe_backend_comparison(all_item, three, c("ns3", "mininet"), rows_of("ns3", "mininet"))
+  expect_equal(partial$status, "partial")
+  expect_equal(partial$shown, c("ns3", "mininet"))
+  expect_equal(partial$missing, "testbed")
+  expect_match(partial$message, "Partial: ns3, mininet (no testbed results for p/emu).", fixed = TRUE)
+  # with the third side's runs all invalid: partial too, for that reason
+  invalid <- describe_backend_comparison(all_item, three, three, rows_of("ns3", "mininet"))
+  expect_equal(invalid$status, "partial")
+  expect_equal(invalid$no_valid_run, "testbed")
+  # one side left is one-sided, whatever the number compared
+  expect_equal(describe_backend_comparison(all_item, three, "ns3", rows_of("ns3"))$status, "one_sided")
+  expect_equal(describe_backend_comparison(all_item, three, three, rows_of("ns3", "mininet", "testbed"))$status,
+               "complete")
+})
+
 test_that("the backends to compare come from the scenario, which must list them", {
   expect_equal(compared_backends(all_item, list("ns3", "mininet")), c("ns3", "mininet"))
   expect_equal(compared_backends(ratio_item, NULL), c("mininet", "ns3"))
@@ -65,4 +82,25 @@ test_that("a backend ratio with a missing side is an empty table, not an error",
   expect_message(table <- summarise_backend_ratio_vs_x(item, loaded), "mininet has no results for p/emu")
   expect_equal(nrow(table), 0)
   expect_equal(names(table), summary_columns())
+})
+
+test_that("each run's fidelity record becomes a row; a per-host figure its largest magnitude", {
+  dir <- withr::local_tempdir()
+  write_run <- function(point, seed, fidelity, valid = TRUE) {
+    d <- file.path(dir, "p/emu/testbed", point, paste0("seed-", seed))
+    dir.create(d, recursive = TRUE)
+    jsonlite::write_json(list(series = "ncq", point = point, seed = seed, valid = valid, fidelity = fidelity),
+                         file.path(d, "run.json"), auto_unbox = TRUE, null = "null")
+  }
+  write_run("ncq_flows-10", 2, list(clock_offset_ms = list(a = 1.5, b = -3.25), achieved_rate_bps = 9.9e6,
+                                    clock_bound_ms = NULL, note = "text"), valid = FALSE)
+  write_run("ncq_flows-10", 1, list(clock_offset_ms = list(a = 0.5), qdisc_sent_pkts = 400L))
+  got <- run_fidelity(dir, "p/emu", "testbed")
+  expect_equal(got$seed, c(1L, 2L))
+  expect_equal(got$valid, c(TRUE, FALSE))
+  expect_equal(got$clock_offset_ms, c(0.5, -3.25))
+  expect_equal(got$achieved_rate_bps, c(NA, 9.9e6))
+  expect_false(any(c("clock_bound_ms", "note") %in% names(got)))
+  # a backend whose runs record no fidelity (ns-3): no rows
+  expect_equal(nrow(run_fidelity(dir, "p/emu", "ns3")), 0)
 })
