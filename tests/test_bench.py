@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -182,6 +183,80 @@ def test_the_reproduction_summary_counts_the_leaderboard(tmp_path: Path):
     (bench / "ranking.csv").write_text("workload,series\n" + "\n".join(rows) + "\n", encoding="utf-8")
     lines = progress.summary(tmp_path / "results", tmp_path / "site", None)
     assert any("benchmark: 3 disciplines ranked on 2 workloads" in line for line in lines), lines
+
+
+class _Anchors(HTMLParser):
+    """Every element id of a page, and the links of its heat map's cells."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.heat_links: list[str] = []
+        self._heat_depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attr = dict(attrs)
+        if attr.get("id"):
+            self.ids.add(attr["id"])
+        if tag == "table" and "qlab-heat-map" in (attr.get("class") or ""):
+            self._heat_depth += 1
+        if tag == "a" and self._heat_depth and (attr.get("href") or "").startswith("#"):
+            self.heat_links.append(attr["href"][1:])
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table" and self._heat_depth:
+            self._heat_depth -= 1
+
+
+def test_every_heat_map_cell_links_to_a_section_of_the_rendered_page(tmp_path: Path):
+    """The benchmark page rendered (reports/render.R) from leaderboard tables
+    of two workloads whose metrics share a label, as bulk's variants do:
+    every link of the heat map lands on an element of the page."""
+    bench = tmp_path / "results" / "analysis" / "bench"
+    bench.mkdir(parents=True)
+    metrics = [
+        ("fairness_jain", "Jain fairness", "higher"),
+        ("avg_fct_s[group=small]", "small FCT (s)", "lower"),
+    ]
+    ranking = ["workload,selector,label,better,series,n,mean,sd,ci_lo,ci_hi,rank,n_own,ranked_seeds,backend"]
+    effects = [
+        "workload,selector,label,series,better,baseline_mean,p,n,mean,sd,ci_lo,ci_hi,d_z,change,improves,"
+        "p_holm,significant,method,backend"
+    ]
+    for workload in ("bulk", "bulk-cubic"):
+        for selector, label, better in metrics:
+            for rank, series in enumerate(("ncq", "droptail", "red"), start=1):
+                ranking.append(
+                    f'{workload},"{selector}",{label},{better},{series},3,{rank},0.1,{rank - 0.2},'
+                    f"{rank + 0.2},{rank},3,1 2 3,ns3"
+                )
+                if series != "droptail":
+                    change = 0.3 if series == "ncq" else -0.2
+                    effects.append(
+                        f'{workload},"{selector}",{label},{series},{better},2,0.01,3,{change * 2},0.1,'
+                        f"0,1,2,{change},{str(change > 0).upper()},0.02,TRUE,paired,ns3"
+                    )
+    (bench / "ranking.csv").write_text("\n".join(ranking) + "\n", encoding="utf-8")
+    (bench / "effects.csv").write_text("\n".join(effects) + "\n", encoding="utf-8")
+    software = {"git_commit": "test", "profile": "test", "scenarios": [], "packages": {}}
+    (tmp_path / "results" / "software.json").write_text(json.dumps(software), encoding="utf-8")
+    env = dict(
+        os.environ,
+        TZ="UTC",
+        QLAB_RESULTS=str(tmp_path / "results"),
+        QLAB_SITE=str(tmp_path / "site"),
+        QLAB_RENDER_PAGES="benchmark.qmd",
+    )
+    proc = subprocess.run(
+        ["Rscript", str(REPO / "reports" / "render.R")], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = _Anchors()
+    page.feed((tmp_path / "site" / "benchmark.html").read_text(encoding="utf-8"))
+    # a cell per discipline but the baseline (2) and a row heading, per workload and metric (4)
+    assert len(page.heat_links) == 4 * 3
+    assert set(page.heat_links) <= page.ids, sorted(set(page.heat_links) - page.ids)
+    assert len(set(page.heat_links)) == 4, "each workload's metric has a table of its own"
 
 
 # ---- adaptive repetition: the workflow's pieces --------------------------------
