@@ -48,6 +48,13 @@ def test_every_workload_has_its_leaderboard_metrics_and_a_description():
         assert doc["series"]["droptail"]["kind"] == "droptail", "DropTail is the leaderboard's baseline"
 
 
+def test_the_readme_names_every_workload():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Benchmarking disciplines", 1)[1].split("\n## ", 1)[0]
+    missing = [p.stem for p in workloads() if f"`{p.stem}`" not in section]
+    assert missing == [], f"README.md, 'Benchmarking disciplines', must name every workload: {missing}"
+
+
 def test_every_registered_discipline_runs_in_every_workload():
     for path in workloads():
         jobs = runs_of(path)
@@ -112,6 +119,62 @@ def test_the_suite_covers_10_mbps_to_1_gbps_and_a_spread_of_round_trip_times():
     delays = sorted(g["access_delay_s"] for g in doc["workload"]["groups"].values())
     assert len(set(delays)) == 4 and delays[-1] / delays[0] >= 10
     assert sum(g["count"] for g in doc["workload"]["groups"].values()) == 8
+
+
+def test_voip_amr_is_voip_under_web_with_amr_calls():
+    """The same flows at the same seed as voip-under-web, the calls' datagrams
+    AMR 12.2's (72 bytes every 20 ms while talking) instead of G.711's."""
+    for profile in ("quick", "paper"):
+        g711, amr = (
+            {(j.series, j.seed): j.spec["flows"] for j in sc.expand(sc.load(BENCH / f"{name}.yaml"), profile)}
+            for name in ("voip-under-web", "voip-amr")
+        )
+        assert g711.keys() == amr.keys()
+        for key, flows in amr.items():
+            calls = [f for f in flows if f["group"] == "voip"]
+            assert len(calls) == 8
+            assert {(f["pkt_bytes"], f["interval_ns"]) for f in calls} == {(72, 20_000_000)}
+            assert {(f["pkt_bytes"], f["interval_ns"]) for f in g711[key] if f["group"] == "voip"} == {
+                (200, 20_000_000)
+            }
+            unchanged = ("pkt_bytes", "rate_bps", "packets")
+            assert [{k: v for k, v in f.items() if k not in unchanged} for f in flows] == [
+                {k: v for k, v in f.items() if k not in unchanged} for f in g711[key]
+            ], "only the codec differs"
+    spec = yaml.safe_load((REPO / "analysis" / "bench.yaml").read_text(encoding="utf-8"))
+    assert spec["workloads"]["voip-amr"]["metrics"][0] == {
+        "metric": "voip_mos_amr",
+        "group": "voip",
+        "better": "higher",
+        "label": "VoIP MOS (AMR 12.2)",
+    }
+
+
+def test_sensors_report_periodically_beside_bulk_tcp_and_trace_the_packets_their_metrics_need():
+    doc = sc.resolve(sc.load(BENCH / "sensors.yaml"), "quick")
+    assert doc["trace"]["packets"] and "packets" in doc["trace"]["collect"]
+    job = sc.expand(sc.load(BENCH / "sensors.yaml"), "quick")[0]
+    sensors = [f for f in job.spec["flows"] if f["group"] == "sensors"]
+    bulk = [f for f in job.spec["flows"] if f["group"] == "bulk"]
+    assert len(sensors) == 100 and len(bulk) == 4
+    # small periodic reports: one 64-byte datagram every 0.5 s, random phases, about 1% of the link
+    assert {(f["app"], f["pkt_bytes"], f["interval_ns"], f["cls"]) for f in sensors} == {
+        ("cbr", 64, 500_000_000, 0)
+    }
+    assert len({f["start_ns"] % 500_000_000 for f in sensors}) == 100
+    load = sum(8 * f["pkt_bytes"] * 1e9 / f["interval_ns"] for f in sensors) / bottleneck(job)["rate_bps"]
+    assert 0.005 < load < 0.02
+    # the delay percentiles are computed from the bottleneck's packet events: the queue they name is traced
+    spec = yaml.safe_load((REPO / "analysis" / "bench.yaml").read_text(encoding="utf-8"))
+    percentiles = [
+        m for m in spec["workloads"]["sensors"]["metrics"] if m["metric"].startswith("queue_delay_p")
+    ]
+    assert [m["metric"] for m in percentiles] == [
+        "queue_delay_p50_s",
+        "queue_delay_p95_s",
+        "queue_delay_p99_s",
+    ]
+    assert {m["queue"] for m in percentiles} <= set(job.spec["trace"]["queues"])
 
 
 @pytest.fixture
