@@ -62,7 +62,12 @@ bench_heat_map_html <- function(effects, caption) {
                      escape(sprintf("%s: %s: no paired runs", workload, label))))
     }
     gain <- cell$gain[[1]]
-    shown <- if (is.na(gain)) "n/a" else sprintf("%+.0f%%%s", 100 * gain, if (isTRUE(cell$significant)) "*" else "")
+    # whole percents, a change that rounds to 0 as +0% (not -0%)
+    shown <- if (is.na(gain)) {
+      "n/a"
+    } else {
+      sprintf("%+d%%%s", as.integer(round(100 * gain)), if (isTRUE(cell$significant)) "*" else "")
+    }
     colour <- if (is.na(gain)) "#cccccc" else palette((pmax(-1, pmin(1, gain)) + 1) / 2)
     ink <- if (!is.na(gain) && abs(gain) > 0.55) "#ffffff" else "#000000"
     title <- sprintf("%s: %s, %s: %s against the baseline%s", workload, label, cell$series[[1]],

@@ -33,7 +33,8 @@ heat_effects <- function() {
     "bulk", "fairness_jain", "Jain fairness", "red", "higher", -2, FALSE, 0.4,
     "bulk", "total_backlog_pkts[queue=bottleneck:L]", "mean backlog", "ncq", "lower", -0.25, TRUE, 0.01,
     "bulk", "total_backlog_pkts[queue=bottleneck:L]", "mean backlog", "red", "lower", NA, FALSE, NA,
-    "bulk-cubic", "fairness_jain", "Jain fairness", "ncq", "higher", 1.5, FALSE, 0.2
+    "bulk-cubic", "fairness_jain", "Jain fairness", "ncq", "higher", 1.5, FALSE, 0.2,
+    "bulk-cubic", "fairness_jain", "Jain fairness", "pie", "higher", -0.004, FALSE, 0.9
   )
 }
 
@@ -45,8 +46,10 @@ test_that("every heat-map cell links to the heading of its workload's metric", {
   ids <- heading_ids(c(bench_workload_heading(unique(rows$workload)),
                        bench_metric_heading(rows$workload, rows$selector, rows$label)))
   targets <- link_targets(html)
-  # a cell per discipline and row (bulk-cubic has no red cell: it links too), and each row's heading
-  expect_length(targets, 3 * (2 + 1))
+  # a cell per discipline and row (pie ran only bulk-cubic, red not it: their empty cells link too), and
+  # each row's heading
+  expect_length(targets, 3 * (3 + 1))
+  expect_equal(lengths(regmatches(html, gregexpr("qlab-heat-none", html))), 3)
   expect_true(all(targets %in% ids))
   expect_setequal(unique(targets), bench_metric_anchor(rows$workload, rows$selector))
   # one table row per workload and metric: the shared label does not merge them
@@ -60,6 +63,7 @@ test_that("a cell shows the change signed so that positive is better, and its si
   expect_match(html, ">\\+25%\\*</a>")
   expect_match(html, ">-200%</a>") # shown uncapped; the colour is capped at 100% either way
   expect_match(html, ">\\+150%</a>")
+  expect_match(html, ">\\+0%</a>") # -0.4% rounds to +0%, not -0%
   expect_match(html, ">n/a</a>") # no relative change where the baseline's mean is 0
   expect_match(html, "<caption>Change &amp; more</caption>")
   expect_match(html, "title=\"bulk: Jain fairness, red: 200.0% worse against the baseline, Holm p 0.4\"")
