@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,13 @@ def test_every_workload_has_its_leaderboard_metrics_and_a_description():
         doc = sc.load(path).doc
         assert doc.get("description", "").strip(), f"{path.name}: a workload says what it stresses"
         assert doc["series"]["droptail"]["kind"] == "droptail", "DropTail is the leaderboard's baseline"
+
+
+def test_the_readme_names_every_workload():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Benchmarking disciplines", 1)[1].split("\n## ", 1)[0]
+    missing = [p.stem for p in workloads() if f"`{p.stem}`" not in section]
+    assert missing == [], f"README.md, 'Benchmarking disciplines', must name every workload: {missing}"
 
 
 def test_every_registered_discipline_runs_in_every_workload():
@@ -111,6 +119,62 @@ def test_the_suite_covers_10_mbps_to_1_gbps_and_a_spread_of_round_trip_times():
     delays = sorted(g["access_delay_s"] for g in doc["workload"]["groups"].values())
     assert len(set(delays)) == 4 and delays[-1] / delays[0] >= 10
     assert sum(g["count"] for g in doc["workload"]["groups"].values()) == 8
+
+
+def test_voip_amr_is_voip_under_web_with_amr_calls():
+    """The same flows at the same seed as voip-under-web, the calls' datagrams
+    AMR 12.2's (72 bytes every 20 ms while talking) instead of G.711's."""
+    for profile in ("quick", "paper"):
+        g711, amr = (
+            {(j.series, j.seed): j.spec["flows"] for j in sc.expand(sc.load(BENCH / f"{name}.yaml"), profile)}
+            for name in ("voip-under-web", "voip-amr")
+        )
+        assert g711.keys() == amr.keys()
+        for key, flows in amr.items():
+            calls = [f for f in flows if f["group"] == "voip"]
+            assert len(calls) == 8
+            assert {(f["pkt_bytes"], f["interval_ns"]) for f in calls} == {(72, 20_000_000)}
+            assert {(f["pkt_bytes"], f["interval_ns"]) for f in g711[key] if f["group"] == "voip"} == {
+                (200, 20_000_000)
+            }
+            unchanged = ("pkt_bytes", "rate_bps", "packets")
+            assert [{k: v for k, v in f.items() if k not in unchanged} for f in flows] == [
+                {k: v for k, v in f.items() if k not in unchanged} for f in g711[key]
+            ], "only the codec differs"
+    spec = yaml.safe_load((REPO / "analysis" / "bench.yaml").read_text(encoding="utf-8"))
+    assert spec["workloads"]["voip-amr"]["metrics"][0] == {
+        "metric": "voip_mos_amr",
+        "group": "voip",
+        "better": "higher",
+        "label": "VoIP MOS (AMR 12.2)",
+    }
+
+
+def test_sensors_report_periodically_beside_bulk_tcp_and_trace_the_packets_their_metrics_need():
+    doc = sc.resolve(sc.load(BENCH / "sensors.yaml"), "quick")
+    assert doc["trace"]["packets"] and "packets" in doc["trace"]["collect"]
+    job = sc.expand(sc.load(BENCH / "sensors.yaml"), "quick")[0]
+    sensors = [f for f in job.spec["flows"] if f["group"] == "sensors"]
+    bulk = [f for f in job.spec["flows"] if f["group"] == "bulk"]
+    assert len(sensors) == 100 and len(bulk) == 4
+    # small periodic reports: one 64-byte datagram every 0.5 s, random phases, about 1% of the link
+    assert {(f["app"], f["pkt_bytes"], f["interval_ns"], f["cls"]) for f in sensors} == {
+        ("cbr", 64, 500_000_000, 0)
+    }
+    assert len({f["start_ns"] % 500_000_000 for f in sensors}) == 100
+    load = sum(8 * f["pkt_bytes"] * 1e9 / f["interval_ns"] for f in sensors) / bottleneck(job)["rate_bps"]
+    assert 0.005 < load < 0.02
+    # the delay percentiles are computed from the bottleneck's packet events: the queue they name is traced
+    spec = yaml.safe_load((REPO / "analysis" / "bench.yaml").read_text(encoding="utf-8"))
+    percentiles = [
+        m for m in spec["workloads"]["sensors"]["metrics"] if m["metric"].startswith("queue_delay_p")
+    ]
+    assert [m["metric"] for m in percentiles] == [
+        "queue_delay_p50_s",
+        "queue_delay_p95_s",
+        "queue_delay_p99_s",
+    ]
+    assert {m["queue"] for m in percentiles} <= set(job.spec["trace"]["queues"])
 
 
 @pytest.fixture
@@ -182,6 +246,80 @@ def test_the_reproduction_summary_counts_the_leaderboard(tmp_path: Path):
     (bench / "ranking.csv").write_text("workload,series\n" + "\n".join(rows) + "\n", encoding="utf-8")
     lines = progress.summary(tmp_path / "results", tmp_path / "site", None)
     assert any("benchmark: 3 disciplines ranked on 2 workloads" in line for line in lines), lines
+
+
+class _Anchors(HTMLParser):
+    """Every element id of a page, and the links of its heat map's cells."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.heat_links: list[str] = []
+        self._heat_depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attr = dict(attrs)
+        if attr.get("id"):
+            self.ids.add(attr["id"])
+        if tag == "table" and "qlab-heat-map" in (attr.get("class") or ""):
+            self._heat_depth += 1
+        if tag == "a" and self._heat_depth and (attr.get("href") or "").startswith("#"):
+            self.heat_links.append(attr["href"][1:])
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table" and self._heat_depth:
+            self._heat_depth -= 1
+
+
+def test_every_heat_map_cell_links_to_a_section_of_the_rendered_page(tmp_path: Path):
+    """The benchmark page rendered (reports/render.R) from leaderboard tables
+    of two workloads whose metrics share a label, as bulk's variants do:
+    every link of the heat map lands on an element of the page."""
+    bench = tmp_path / "results" / "analysis" / "bench"
+    bench.mkdir(parents=True)
+    metrics = [
+        ("fairness_jain", "Jain fairness", "higher"),
+        ("avg_fct_s[group=small]", "small FCT (s)", "lower"),
+    ]
+    ranking = ["workload,selector,label,better,series,n,mean,sd,ci_lo,ci_hi,rank,n_own,ranked_seeds,backend"]
+    effects = [
+        "workload,selector,label,series,better,baseline_mean,p,n,mean,sd,ci_lo,ci_hi,d_z,change,improves,"
+        "p_holm,significant,method,backend"
+    ]
+    for workload in ("bulk", "bulk-cubic"):
+        for selector, label, better in metrics:
+            for rank, series in enumerate(("ncq", "droptail", "red"), start=1):
+                ranking.append(
+                    f'{workload},"{selector}",{label},{better},{series},3,{rank},0.1,{rank - 0.2},'
+                    f"{rank + 0.2},{rank},3,1 2 3,ns3"
+                )
+                if series != "droptail":
+                    change = 0.3 if series == "ncq" else -0.2
+                    effects.append(
+                        f'{workload},"{selector}",{label},{series},{better},2,0.01,3,{change * 2},0.1,'
+                        f"0,1,2,{change},{str(change > 0).upper()},0.02,TRUE,paired,ns3"
+                    )
+    (bench / "ranking.csv").write_text("\n".join(ranking) + "\n", encoding="utf-8")
+    (bench / "effects.csv").write_text("\n".join(effects) + "\n", encoding="utf-8")
+    software = {"git_commit": "test", "profile": "test", "scenarios": [], "packages": {}}
+    (tmp_path / "results" / "software.json").write_text(json.dumps(software), encoding="utf-8")
+    env = dict(
+        os.environ,
+        TZ="UTC",
+        QLAB_RESULTS=str(tmp_path / "results"),
+        QLAB_SITE=str(tmp_path / "site"),
+        QLAB_RENDER_PAGES="benchmark.qmd",
+    )
+    proc = subprocess.run(
+        ["Rscript", str(REPO / "reports" / "render.R")], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    page = _Anchors()
+    page.feed((tmp_path / "site" / "benchmark.html").read_text(encoding="utf-8"))
+    # a cell per discipline but the baseline (2) and a row heading, per workload and metric (4)
+    assert len(page.heat_links) == 4 * 3
+    assert set(page.heat_links) <= page.ids, sorted(set(page.heat_links) - page.ids)
+    assert len(set(page.heat_links)) == 4, "each workload's metric has a table of its own"
 
 
 # ---- adaptive repetition: the workflow's pieces --------------------------------

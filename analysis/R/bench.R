@@ -73,22 +73,89 @@ bench_labels <- function(selectors) {
   )
 }
 
-#' Rank disciplines on each metric: mean over seeds with its 95% t-interval,
-#' rank 1 the best mean in the metric's better direction (ties share the
-#' smaller rank); `n` the seeds.
+#' Rank disciplines on each metric on their common seeds: the seeds at which
+#' every discipline with a value of the metric has one. With adaptive
+#' repetition the disciplines stop at different seed counts, and a mean over
+#' each one's own seeds would compare different seeds' luck as much as the
+#' disciplines (the seeds are common random numbers: one seed's flows are
+#' the same for every discipline); on the common seeds every mean is over
+#' the same workloads. The paired effects against the baseline
+#' (bench_effects()) use each discipline's own seeds, since the baseline
+#' runs them all. Rank 1 is the best mean in the metric's better direction
+#' (ties share the smaller rank); a discipline with no value of the metric
+#' is not ranked (rank NA, n 0).
 #'
-#' @param values bench_values(): series, seed, selector, label, better, value.
+#' @param values bench_values(): series, seed, selector, better, value.
+#' @return selector, better, series, n (the common seeds), mean, sd, ci_lo,
+#'   ci_hi (a 95% t-interval over them), rank, n_own (the seeds the
+#'   discipline has a value at), ranked_seeds (the common seeds,
+#'   space-separated).
 rank_disciplines <- function(values) {
   require_columns(values, c("series", "seed", "selector", "better", "value"), "rank disciplines")
   bad <- setdiff(unique(values$better), c("higher", "lower"))
   if (length(bad) > 0) stop(sprintf("rank disciplines: `better` must be higher or lower (found %s)", bad[[1]]))
-  values |>
-    dplyr::group_by(.data$selector, .data$better, .data$series) |>
-    dplyr::summarise(t_interval(.data$value), .groups = "drop") |>
-    dplyr::group_by(.data$selector) |>
-    dplyr::mutate(rank = dplyr::min_rank(dplyr::if_else(.data$better == "higher", -.data$mean, .data$mean))) |>
-    dplyr::ungroup() |>
+  if (nrow(values) == 0) {
+    return(tibble::tibble(selector = character(), better = character(), series = character(), n = integer(),
+                          mean = numeric(), sd = numeric(), ci_lo = numeric(), ci_hi = numeric(), rank = integer(),
+                          n_own = integer(), ranked_seeds = character()))
+  }
+  purrr::map_dfr(sort(unique(values$selector)), function(id) {
+    rows <- values[values$selector == id, ]
+    present <- rows[!is.na(rows$value), ]
+    own_seeds <- split(present$seed, present$series)
+    common <- sort(Reduce(intersect, own_seeds, init = unique(present$seed)))
+    if (length(own_seeds) > 0 && length(common) == 0) {
+      stop(sprintf(paste("rank disciplines: on %s no seed has a value for every discipline (%s): a ranking",
+                         "compares means over the same seeds"), id,
+                   paste(sprintf("%s at %s", names(own_seeds), purrr::map_chr(own_seeds, function(s) {
+                     paste(sort(unique(s)), collapse = " ")
+                   })), collapse = "; ")))
+    }
+    direction <- rows$better[[1]]
+    purrr::map_dfr(sort(unique(rows$series)), function(label) {
+      interval <- t_interval(present$value[present$series == label & present$seed %in% common])
+      one_row(selector = id, better = direction, series = label, n = interval$n, mean = interval$mean,
+              sd = interval$sd, ci_lo = interval$ci_lo, ci_hi = interval$ci_hi,
+              n_own = length(unique(own_seeds[[label]])), ranked_seeds = paste(common, collapse = " "))
+    }) |>
+      dplyr::mutate(rank = dplyr::min_rank(if (direction == "higher") -.data$mean else .data$mean),
+                    .after = "ci_hi")
+  }) |>
     dplyr::arrange(.data$selector, .data$rank, .data$series)
+}
+
+#' Seeds as runs of consecutive numbers: c(1, 2, 3, 5) -> "1-3, 5" (an en dash).
+format_seeds <- function(seeds) {
+  seeds <- sort(unique(as.integer(seeds)))
+  if (length(seeds) == 0) return("none")
+  starts <- seeds[c(TRUE, diff(seeds) != 1)]
+  ends <- seeds[c(diff(seeds) != 1, TRUE)]
+  paste(dplyr::if_else(starts == ends, as.character(starts), paste0(starts, "\u2013", ends)), collapse = ", ")
+}
+
+#' The sentence under a workload's heading saying which seeds its ranking
+#' compares (rank_disciplines()): the common seeds, and the disciplines that
+#' ran more (whose paired effects use them all).
+#'
+#' @param ranking rank_disciplines() rows of one workload (with `label`).
+#' @param baseline The baseline as the page names it.
+ranked_seeds_note <- function(ranking, baseline = "DropTail") {
+  require_columns(ranking, c("selector", "series", "n", "n_own", "ranked_seeds"), "ranked seeds note")
+  seeds_of <- function(text) format_seeds(as.integer(strsplit(as.character(text), " ", fixed = TRUE)[[1]]))
+  sets <- dplyr::distinct(ranking, .data$selector, .data$ranked_seeds, .keep_all = TRUE)
+  more <- dplyr::filter(ranking, .data$n_own > .data$n) |>
+    dplyr::distinct(.data$series, .keep_all = TRUE)
+  ranked <- if (length(unique(sets$ranked_seeds)) == 1) {
+    sprintf("Ranked on seeds %s, the %d seeds every discipline ran", seeds_of(sets$ranked_seeds[[1]]),
+            length(strsplit(as.character(sets$ranked_seeds[[1]]), " ", fixed = TRUE)[[1]]))
+  } else {
+    sprintf("Ranked on the seeds every discipline ran on each metric: %s",
+            paste(sprintf("%s seeds %s", sets$label %||% sets$selector, purrr::map_chr(sets$ranked_seeds, seeds_of)),
+                  collapse = "; "))
+  }
+  if (nrow(more) == 0) return(paste0(ranked, "."))
+  sprintf("%s; more seeds ran (%s), all of them in the paired differences against %s.", ranked,
+          paste(sprintf("%s %d", more$series, more$n_own), collapse = ", "), baseline)
 }
 
 #' Paired effects of every discipline against the baseline, per metric:

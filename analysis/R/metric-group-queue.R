@@ -25,8 +25,17 @@ scheduler_delay_s <- function(sojourn_s, len_bytes, rate_bps) {
   sojourn_s + 8 * len_bytes / rate_bps
 }
 
-#' Loss ratio and mean delay of each traffic group of each run at each
-#' traced queue, from the packet events at or after `warmup_s`.
+#' The type-1 quantile (an observed value: the smallest x with at least a
+#' share `prob` of the values at or below it) of `x`, NA for no values.
+delay_quantile <- function(x, prob) {
+  if (length(x) == 0) NA_real_ else unname(stats::quantile(x, prob, type = 1))
+}
+
+#' Loss ratio and delay of each traffic group of each run at each traced
+#' queue, from the packet events at or after `warmup_s`: the mean delay
+#' (sojourn plus transmission) and its 50th, 95th and 99th percentiles over
+#' the group's packets that left the queue (type 1: each an observed
+#' packet's delay; the benchmark's sensor reports).
 #'
 #' @param packets Packet events (`by`, `flow_id`, `time_s`, `queue`, `event`,
 #'   `sojourn_s`, `len_bytes`): a drop without a sojourn was dropped on arrival.
@@ -36,6 +45,7 @@ scheduler_delay_s <- function(sojourn_s, len_bytes, rate_bps) {
 #'   number, or a table of the runs (`by`, `capacity_bps`) when a sweep sets it
 #'   (add_bottleneck_capacity()).
 #' @return `by`, `queue`, `group`, `queue_loss_ratio`, `queue_delay_mean_s`,
+#'   `queue_delay_p50_s`, `queue_delay_p95_s`, `queue_delay_p99_s`,
 #'   `queue_wait_mean_s` (the mean sojourn alone: the validation's wait where
 #'   the queue's own clock measures it, qlab-emu's), `offered`.
 summarise_group_queue <- function(packets, flows, by, rate_bps, warmup_s = 0) {
@@ -50,17 +60,19 @@ summarise_group_queue <- function(packets, flows, by, rate_bps, warmup_s = 0) {
   } else {
     kept$capacity_bps <- rep(rate_bps, nrow(kept))
   }
+  # each dequeued packet's delay, once
+  left <- kept$event == "deq"
+  kept$delay_s <- rep(NA_real_, nrow(kept))
+  kept$delay_s[left] <- scheduler_delay_s(kept$sojourn_s[left], kept$len_bytes[left], kept$capacity_bps[left])
   kept |>
     dplyr::group_by(dplyr::across(dplyr::all_of(c(by, "queue", "group")))) |>
     dplyr::summarise(
       offered = sum(.data$event == "enq") + sum(.data$event == "drop" & is.na(.data$sojourn_s)),
       dropped = sum(.data$event == "drop"),
-      queue_delay_mean_s = if (any(.data$event == "deq")) {
-        mean(scheduler_delay_s(.data$sojourn_s[.data$event == "deq"], .data$len_bytes[.data$event == "deq"],
-                               .data$capacity_bps[.data$event == "deq"]))
-      } else {
-        NA_real_
-      },
+      queue_delay_mean_s = if (any(.data$event == "deq")) mean(.data$delay_s[.data$event == "deq"]) else NA_real_,
+      queue_delay_p50_s = delay_quantile(.data$delay_s[.data$event == "deq"], 0.5),
+      queue_delay_p95_s = delay_quantile(.data$delay_s[.data$event == "deq"], 0.95),
+      queue_delay_p99_s = delay_quantile(.data$delay_s[.data$event == "deq"], 0.99),
       queue_wait_mean_s = if (any(.data$event == "deq")) mean(.data$sojourn_s[.data$event == "deq"]) else NA_real_,
       .groups = "drop"
     ) |>

@@ -359,7 +359,8 @@ compute_run_metrics <- function(results, warmup_s = 0) {
         summarise_group_queue(packets, flows, by,
                               if (is.data.frame(rate_bps)) rate_bps else as.numeric(rate_bps), warmup_s),
         c(queue_loss_ratio = "queue_loss_ratio", queue_delay_mean_s = "queue_delay_mean_s",
-          queue_wait_mean_s = "queue_wait_mean_s"), c("queue", "group")))
+          queue_delay_p50_s = "queue_delay_p50_s", queue_delay_p95_s = "queue_delay_p95_s",
+          queue_delay_p99_s = "queue_delay_p99_s", queue_wait_mean_s = "queue_wait_mean_s"), c("queue", "group")))
     }
     if ("len_bytes" %in% names(results$packets)) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(

@@ -32,6 +32,66 @@ test_that("ties share the better rank, and a bad direction is refused", {
   expect_error(rank_disciplines(dplyr::mutate(tied, better = "up")), "higher or lower")
 })
 
+# Adaptive repetition: `early` stopped after the first batch (seeds 1-3),
+# `late` and the baseline ran 9 seeds. The seeds differ in how hard they
+# are (the same shift for every discipline: common random numbers): the
+# first three are hard (+10), the next six easy (-5). True order, lower
+# better: early (+0) < late (+2) < base (+5).
+unequal_seeds <- function() {
+  hardness <- c(10, 12, 8, -6, -4, -5, -6, -5, -4)
+  dplyr::bind_rows(
+    tibble::tibble(series = "early", seed = 1:3, value = hardness[1:3]),
+    tibble::tibble(series = "late", seed = 1:9, value = hardness + 2),
+    tibble::tibble(series = "base", seed = 1:9, value = hardness + 5)
+  ) |>
+    dplyr::mutate(selector = "m", better = "lower")
+}
+
+test_that("with unequal seed counts the disciplines are ranked on their common seeds", {
+  values <- unequal_seeds()
+  # the mean over each one's own seeds ranks the easy seeds, not the disciplines: early last
+  naive <- dplyr::summarise(dplyr::group_by(values, .data$series), mean = mean(.data$value))
+  expect_equal(naive$series[order(naive$mean)], c("late", "base", "early"))
+  ranked <- rank_disciplines(values)
+  expect_equal(ranked$series[order(ranked$rank)], c("early", "late", "base"))
+  expect_equal(ranked$mean[match(c("early", "late", "base"), ranked$series)], c(10, 12, 15))
+  expect_equal(unique(ranked$n), 3L)
+  expect_equal(ranked$n_own[match(c("early", "late", "base"), ranked$series)], c(3L, 9L, 9L))
+  expect_equal(unique(ranked$ranked_seeds), "1 2 3")
+  # the paired effects against the baseline keep every pair each discipline has
+  effects <- bench_effects(values, baseline = "base")
+  expect_equal(effects$n[effects$series == "late"], 9L)
+  expect_equal(effects$mean[effects$series == "late"], -3)
+  expect_equal(effects$n[effects$series == "early"], 3L)
+})
+
+test_that("the page says which seeds were ranked and which disciplines ran more", {
+  expect_equal(format_seeds(c(8, 1, 2, 3, 5, 7)), "1\u20133, 5, 7\u20138")
+  ranking <- dplyr::mutate(rank_disciplines(unequal_seeds()), label = "m")
+  expect_equal(ranked_seeds_note(ranking), paste(
+    "Ranked on seeds 1\u20133, the 3 seeds every discipline ran; more seeds ran (late 9, base 9), all of them in",
+    "the paired differences against DropTail."
+  ))
+  same <- dplyr::mutate(rank_disciplines(dplyr::filter(unequal_seeds(), .data$seed <= 3)), label = "m")
+  expect_equal(ranked_seeds_note(same), "Ranked on seeds 1\u20133, the 3 seeds every discipline ran.")
+})
+
+test_that("a seed where a discipline has no value is left out for all; disjoint seeds are refused", {
+  values <- unequal_seeds()
+  values$value[values$series == "late" & values$seed == 2] <- NA
+  ranked <- rank_disciplines(values)
+  expect_equal(unique(ranked$ranked_seeds), "1 3")
+  expect_equal(ranked$mean[ranked$series == "early"], 9)
+  # a discipline with no value at all is not ranked and does not empty the common seeds
+  values$value[values$series == "late"] <- NA
+  ranked <- rank_disciplines(values)
+  expect_true(is.na(ranked$rank[ranked$series == "late"]))
+  expect_equal(ranked$n[ranked$series == "late"], 0L)
+  expect_equal(ranked$rank[ranked$series %in% c("early", "base")], c(1L, 2L))
+  disjoint <- dplyr::filter(unequal_seeds(), !(.data$series == "base" & .data$seed <= 3))
+  expect_error(rank_disciplines(disjoint), "on m no seed has a value for every discipline \\(base at 4 5 6 7 8 9")
+})
+
 test_that("paired effects against the baseline find the known differences", {
   effects <- bench_effects(synthetic_values("lower"), baseline = "b")
   a <- effects[effects$series == "a", ]

@@ -39,3 +39,24 @@ test_that("loss and delay per traffic group at the traced queue, after the warm-
   per_run <- summarise_group_queue(packets, flows, by, rates, warmup_s = 1)
   expect_equal(per_run$queue_delay_mean_s, c(0.01, 0.02) + 4000 / 3e6)
 })
+
+test_that("the delay percentiles of a group are observed packets' delays, after the warm-up", {
+  flows <- make_flows(series = "s", seed = 1L, flow_id = 0:1, group = c("sensors", "lost"))
+  # sensors: 100 packets that left with sojourns of 1, 2, ..., 100 ms (in shuffled order), 125 bytes at
+  # 1 Mb/s (1 ms of transmission), and one of 500 ms before the warm-up; lost: dropped on arrival only
+  sojourn_ms <- c(500, (seq_len(100) * 37) %% 101) # 37 k mod 101: 1..100 out of order
+  packets <- tibble::tibble(scenario = "test/s", backend = "ns3", point = "p", series = "s", seed = 1L,
+                            queue = "bottleneck:L", flow_id = c(rep(0L, 101), 1L),
+                            time_s = c(0.5, rep(2, 100), 2), event = c(rep("deq", 101), "drop"),
+                            sojourn_s = c(sojourn_ms / 1000, NA), len_bytes = 125)
+  by <- c("scenario", "backend", "point", "series", "seed")
+  out <- summarise_group_queue(packets, flows, by, 1e6, warmup_s = 1)
+  sensors <- out[out$group == "sensors", ]
+  # type 1: the 50th, 95th and 99th of the 100 sorted delays, each (k + 1) ms
+  expect_equal(c(sensors$queue_delay_p50_s, sensors$queue_delay_p95_s, sensors$queue_delay_p99_s),
+               c(0.051, 0.096, 0.100))
+  expect_equal(sensors$queue_delay_mean_s, 0.0515)
+  lost <- out[out$group == "lost", ]
+  expect_true(is.na(lost$queue_delay_p50_s) && is.na(lost$queue_delay_p99_s))
+  expect_equal(lost$queue_loss_ratio, 1)
+})
