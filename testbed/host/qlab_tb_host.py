@@ -62,8 +62,9 @@ sample: SAMPLE.json is {"host", "dev", "handle", "queue", "interval_ns",
 "duration_ns", "stop_file", "pcap_snaplen"}. With pcap_snaplen > 0 it first
 starts tcpdump on DEV (DIR/router-egress.pcap, that many bytes of each
 packet), stopped after the last sample; tcpdump's counts go into the
-facts. Reads `tc -s -j qdisc show dev DEV`
-at epoch + k * interval_ns until epoch + duration_ns or until stop_file
+facts. Reads `qdisc show dev DEV` through one `tc -s -j -batch -`
+at epoch + k * interval_ns (each sample stamped with when it was read;
+slots a slow host missed are skipped) until epoch + duration_ns or until stop_file
 exists (it holds the run's end, ns after the epoch, written by the
 controller once every endpoint has finished), then once more, stamped with
 that end; writes DIR/queue-samples.json (per sample: time_ns after the epoch,
@@ -240,30 +241,60 @@ def traffic(spec: dict, out_dir: str, epoch_file: str) -> int:
     return 0
 
 
-def qdisc_sample(dev: str, handle: str, epoch: int) -> dict:
-    """The discipline's counters now: its per-band counters, the bytes it
-    has handed to the shaper, and when they were read: read_ns, the times
-    (ns after the epoch) before and after `tc` ran, between which the
-    kernel read them."""
-    before = time.time_ns() - epoch
-    out = subprocess.run(
-        ["tc", "-s", "-j", "qdisc", "show", "dev", dev], capture_output=True, text=True, check=True
-    ).stdout
-    read = [before, time.time_ns() - epoch]
-    for q in json.loads(out):
-        if q.get("handle") == handle:
-            bands = q.get("bands") or [
-                {
-                    "band": 0,
-                    "backlog_pkts": q["qlen"],
-                    "backlog_bytes": q["backlog"],
-                    "arrivals": q["packets"] + q["drops"] + q["qlen"],
-                    "sent": q["packets"],
-                    "drop_overflow": q["drops"],
-                }
-            ]
-            return {"bands": bands, "sent_bytes": q["bytes"], "read_ns": read}
-    raise RuntimeError(f"no qdisc {handle} on {dev}")
+class QdiscReader:
+    """The discipline's counters, read through one long-lived `tc -s -j
+    -batch -` (one command line in, one JSON line out): starting tc for
+    every sample would take a TCG router's CPU from the packets it
+    forwards."""
+
+    def __init__(self, dev: str, handle: str) -> None:
+        self.dev, self.handle = dev, handle
+        self.tc = subprocess.Popen(
+            ["tc", "-s", "-j", "-batch", "-"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def read(self, epoch: int) -> dict:
+        """Its per-band counters, the bytes it has handed to the shaper, and
+        read_ns: the times (ns after the epoch) before and after the read,
+        between which the kernel took them."""
+        before = time.time_ns() - epoch
+        assert self.tc.stdin and self.tc.stdout
+        try:
+            self.tc.stdin.write(f"qdisc show dev {self.dev}\n")
+            self.tc.stdin.flush()
+        except BrokenPipeError:
+            pass
+        line = self.tc.stdout.readline()
+        read = [before, time.time_ns() - epoch]
+        if not line:
+            err = self.tc.stderr.read() if self.tc.stderr else ""
+            raise RuntimeError(f"tc -batch ended: {err.strip()[-200:]}")
+        for q in json.loads(line):
+            if q.get("handle") == self.handle:
+                bands = q.get("bands") or [
+                    {
+                        "band": 0,
+                        "backlog_pkts": q["qlen"],
+                        "backlog_bytes": q["backlog"],
+                        "arrivals": q["packets"] + q["drops"] + q["qlen"],
+                        "sent": q["packets"],
+                        "drop_overflow": q["drops"],
+                    }
+                ]
+                return {"bands": bands, "sent_bytes": q["bytes"], "read_ns": read}
+        raise RuntimeError(f"no qdisc {self.handle} on {self.dev}")
+
+    def close(self) -> None:
+        if self.tc.stdin:
+            self.tc.stdin.close()
+        try:
+            self.tc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.tc.kill()
 
 
 PCAP_FILE = "router-egress.pcap"
@@ -323,6 +354,7 @@ def sample(spec: dict, out_dir: str, epoch_file: str) -> int:
     samples = []
     k = 0
     end_rel = spec["duration_ns"]
+    reader = QdiscReader(spec["dev"], spec["handle"])
     while True:
         t = epoch + k * interval
         stop = read_json(spec["stop_file"]) if os.path.exists(spec["stop_file"]) else None
@@ -335,12 +367,15 @@ def sample(spec: dict, out_dir: str, epoch_file: str) -> int:
         if left > 0:
             time.sleep(min(left, 200_000_000) / 1e9)
             continue
-        if k * interval < end_rel:
-            samples.append({"time_ns": k * interval, **qdisc_sample(spec["dev"], spec["handle"], epoch)})
-        k += 1
+        got = reader.read(epoch)
+        # stamped when it was read (a slow host reads late); a host that fell
+        # behind skips the slots it missed rather than reading back to back
+        samples.append({"time_ns": sum(got["read_ns"]) // 2, **got})
+        k = max(k + 1, -(-(time.time_ns() - epoch) // interval))
     # samples taken after the run's end (the stop arrives late) are dropped
     samples = [s for s in samples if s["time_ns"] < end_rel]
-    samples.append({"time_ns": end_rel, **qdisc_sample(spec["dev"], spec["handle"], epoch)})
+    samples.append({"time_ns": end_rel, **reader.read(epoch)})
+    reader.close()
     write_json(os.path.join(out_dir, "queue-samples.json"), {"queue": spec["queue"], "samples": samples})
     facts = {"host": spec["host"], "role": "router", "ended_ns": epoch + end_rel, "complete": True}
     if pcap:
