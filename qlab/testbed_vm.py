@@ -10,15 +10,15 @@ socket netdevs (no tap, bridge or root network change on this machine):
     sender eth1 10.1.0.1/24 --- eth1 10.1.0.254/24 router eth2 10.2.0.254/24 --- eth1 10.2.0.1/24 receiver
 
 so the router's kernel forwards every data packet, through the qdisc on its
-egress eth2. TCG only (no KVM here): each VM is one emulated CPU, run with
-``nice``. ``up`` starts an NTP server on this machine (chronyd serving its
-clock on 127.0.0.1, reached by the guests as 10.0.2.2 through QEMU's user
-networking, without touching this machine's clock), records each process's
-PID in ``build/testbed/run/<name>.pid``, waits for SSH and for each guest's
-chronyd to have its clock within half the clock bound of this machine's,
-and writes the Ansible inventory ``inventories/vm-testbed.yml``; ``down`` stops
-exactly those PIDs (checked to be this testbed's processes first).
-"""
+egress eth2. TCG only (no KVM here): each VM is one emulated CPU, the
+endpoints run with ``nice`` behind the router (VM_NICE). ``up`` starts an
+NTP server on this machine (chronyd serving its clock on 127.0.0.1, reached
+by the guests as 10.0.2.2 through QEMU's user networking, without touching
+this machine's clock), records each process's PID in
+``build/testbed/run/<name>.pid``, waits for SSH and for each guest's chronyd
+to have its clock within half the clock bound of this machine's, and writes
+the Ansible inventory ``inventories/vm-testbed.yml``; ``down`` stops exactly
+those PIDs (checked to be this testbed's processes first)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,11 @@ MKROOTFS = paths.ROOT / "testbed" / "vm" / "mkrootfs.sh"
 # PORT_BASE+100 (QLAB_TESTBED_PORT_BASE moves them all).
 PORT_BASE = int(os.environ.get("QLAB_TESTBED_PORT_BASE", "2230"))
 MEMORY_MB = int(os.environ.get("QLAB_TESTBED_MEMORY_MB", "384"))
+# Each VM's niceness, relative to `up`'s: the router before the endpoints
+# when the three TCG VMs want more than the machine's cores, so that the
+# bottleneck holds its rate (measured, docs/benchmarks.md: at equal
+# niceness 10 the router forwarded 4.6-8.5 Mb/s of a 10 Mb/s plan).
+VM_NICE = {"routers": 0, "senders": 10, "receivers": 10}
 # The NTP server's port on 127.0.0.1 (10.0.2.2 in the guests).
 NTP_PORT = PORT_BASE + 99
 # Each host's clock against this machine's: chrony's own estimate (offset
@@ -278,7 +283,7 @@ def up(build: bool = True) -> Path:
         log.unlink(missing_ok=True)
         with open(RUN / f"{vm.name}.qemu.err", "wb") as err:
             proc = subprocess.Popen(
-                ["nice", "-n", "10", *qemu_command(vm)],
+                ["nice", "-n", str(VM_NICE[vm.group]), *qemu_command(vm)],
                 stdin=subprocess.DEVNULL,
                 stdout=err,
                 stderr=subprocess.STDOUT,

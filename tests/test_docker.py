@@ -820,7 +820,8 @@ def test_a_mininet_job_runs_in_the_emu_image_through_the_workflow(emu_image, tmp
     assert run["image"]["tag"] == emu_image["tag"] and run["image"]["id"] == emu_image["id"]
     assert run["image"]["manifest"] == emu_image["manifest"]
     assert run["versions"]["mininet"] and run["versions"]["qlab-emu"]
-    assert run["fidelity"]["configured_rate_bps"] == 10_000_000
+    # the scenario's bottleneck (scenarios/ncq-conf/emu.yaml)
+    assert run["fidelity"]["configured_rate_bps"] == 5_000_000
     # the image's qlab-emu ran: nothing was built into the checkout
     assert emu_build.exists() == built_natively
     # the job ran as root in the container: the host's root owns what it wrote

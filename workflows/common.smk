@@ -225,6 +225,16 @@ def is_realtime(wildcards):
     return qlab_backends.get(wildcards.backend).realtime
 
 
+def simulate_threads(wildcards):
+    """A point job's cores: every one for an exclusive backend (the virtual
+    testbed), every one but one for another realtime backend (one simulation
+    runs beside it), else one."""
+    backend = qlab_backends.get(wildcards.backend)
+    if backend.exclusive:
+        return workflow.cores
+    return max(1, workflow.cores - 1) if backend.realtime else 1
+
+
 def jobs_of_point(wildcards):
     return JOBS_BY_POINT[f"{wildcards.paper}/{wildcards.name}/{wildcards.backend}/{wildcards.point}"]
 

@@ -73,7 +73,8 @@ rule simulate:
     # the machine, not the simulation, and the flows' completion times
     # stayed within their spread; docs/benchmarks.md), and they start first,
     # so the emulation's real time overlaps the simulations'.
-    threads: lambda wildcards: max(1, workflow.cores - 1) if is_realtime(wildcards) else 1
+    # (the virtual testbed takes every core: simulate_threads)
+    threads: simulate_threads
     # a cluster job's time limit (minutes): 2 per seed, as for the longest
     # quick-profile simulation with a margin (workflows/profiles/slurm)
     resources:

@@ -41,6 +41,9 @@ class Backend(abc.ABC):
     # Runs in real time and checks its own timing: the workflow runs its
     # jobs one at a time, with every core but one (rule simulate).
     realtime: bool = False
+    # A realtime backend whose runs need every core of this machine (the
+    # virtual testbed's three VMs): nothing runs beside its jobs.
+    exclusive: bool = False
     # The Docker image its jobs run in under `make reproduce RUNTIME=docker`
     # (containers/<image>), or None when it cannot run in one.
     image: str | None = None

@@ -149,6 +149,9 @@ class TestbedBackend(Backend):
         "router between a sender and a receiver, in real time (root, an inventory)"
     )
     realtime = True
+    # the virtual testbed's three TCG VMs need both cores of a 2-core machine
+    # (docs/benchmarks.md, "The virtual testbed"); real hosts would not mind
+    exclusive = True
 
     def unavailable(self) -> str | None:
         if not inventory().exists():
