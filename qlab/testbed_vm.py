@@ -44,8 +44,9 @@ MEMORY_MB = int(os.environ.get("QLAB_TESTBED_MEMORY_MB", "384"))
 # Each VM's niceness, relative to `up`'s: the router before the endpoints
 # when the three TCG VMs want more than the machine's cores, so that the
 # bottleneck holds its rate (measured, docs/benchmarks.md: at equal
-# niceness 10 the router forwarded 4.6-8.5 Mb/s of a 10 Mb/s plan).
-VM_NICE = {"routers": 0, "senders": 10, "receivers": 10}
+# niceness 10 the router forwarded 4.6-8.5 Mb/s of a 10 Mb/s plan), but not
+# so far behind that an endpoint starves beside other work.
+VM_NICE = {"routers": 0, "senders": 5, "receivers": 5}
 # The NTP server's port on 127.0.0.1 (10.0.2.2 in the guests).
 NTP_PORT = PORT_BASE + 99
 # Each host's clock against this machine's: chrony's own estimate (offset

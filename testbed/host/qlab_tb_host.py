@@ -125,6 +125,7 @@ def done(spec: dict, item: dict, out: str, now_ns: int) -> bool:
 
 ARM_TIMEOUT_S = 900  # a worker waits this long for its epoch
 ARM_WAIT_S = 180  # prepare waits this long for the worker to start
+STOP_WAIT_S = 30  # a flow process's time to write its final counters after SIGTERM (a slow guest)
 
 
 def wait_epoch(path: str, procs: dict[int, subprocess.Popen]) -> tuple[int, str]:
@@ -223,10 +224,10 @@ def traffic(spec: dict, out_dir: str, epoch_file: str) -> int:
     flows = {}
     for fid, p in procs.items():
         try:
-            p.wait(timeout=10)
+            p.wait(timeout=STOP_WAIT_S)
         except subprocess.TimeoutExpired:
             p.kill()
-            problem = problem or f"flow {fid}'s {role} process did not stop on SIGTERM"
+            problem = problem or f"flow {fid}'s {role} process did not stop on SIGTERM in {STOP_WAIT_S} s"
         got = read_json(outs[fid])
         if not problem and not (got and got.get("final")):
             problem = f"flow {fid}'s {role} process wrote no final counters"
