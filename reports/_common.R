@@ -169,15 +169,15 @@ print_comparison_notice <- function(ctx, page) {
   invalid <- setdiff(unique(unlist(purrr::map(outcomes, "no_valid_run"))), missing)
   present <- unique(unlist(purrr::map(compared, function(item) ctx$backends_of[[item$scenario]])))
   scenarios <- unique(purrr::map_chr(compared[incomplete], "scenario"))
+  affected <- purrr::map2_chr(compared[incomplete], outcomes[incomplete], function(item, outcome) {
+    sprintf("<li>%s: %s</li>", escape(item$label), escape(outcome$message))
+  })
+  how <- purrr::map_chr(missing, function(b) sprintf("To get the %s side, %s.", escape(b), how_to_get(b)))
   # every figure still compares two backends or more (a three-way page
   # without its third side): a note on what is absent, not an alarm
   still_compares <- !any(purrr::map_lgl(outcomes, function(o) o$status == "one_sided")) &&
     any(purrr::map_lgl(outcomes, function(o) o$status %in% c("complete", "partial")))
   if (still_compares) {
-    affected <- purrr::map2_chr(compared[incomplete], outcomes[incomplete], function(item, outcome) {
-      sprintf("<li>%s: %s</li>", escape(item$label), escape(outcome$message))
-    })
-    how <- purrr::map_chr(missing, function(b) sprintf("To get the %s side, %s.", escape(b), how_to_get(b)))
     print_html(
       "<div class=\"qlab-partial-side\" style=\"border:1px solid #999;background:#f6f6f6;",
       "padding:.6em 1em;margin:1em 0 1.5em\">",
@@ -197,10 +197,6 @@ print_comparison_notice <- function(ctx, page) {
   } else {
     sprintf("No valid %s run: this comparison is one-sided.", paste(invalid, collapse = " or "))
   }
-  affected <- purrr::map2_chr(compared[incomplete], outcomes[incomplete], function(item, outcome) {
-    sprintf("<li>%s: %s</li>", escape(item$label), escape(outcome$message))
-  })
-  how <- purrr::map_chr(missing, function(b) sprintf("To get the %s side, %s.", escape(b), how_to_get(b)))
   print_html(
     "<div class=\"qlab-missing-side\" style=\"border:2px solid #d95f02;background:#fff4e5;",
     "padding:.8em 1.1em;margin:1em 0 1.5em\">",
