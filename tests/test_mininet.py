@@ -1089,10 +1089,13 @@ def test_the_emulation_validation_end_to_end(emu, tmp_path):
                 and 1200 < facts["packets"] < 1800
             )
         assert facts["replayed"] == pytest.approx(facts["emulator"], rel=1e-9, abs=1e-12)
-        # the hosts' timing moves the wait a little, not by a tenth
-        assert facts["emulator"] == pytest.approx(facts["scheduled"], rel=0.1)
         run_facts = json.loads((run / "run.json").read_text())
-        valid += faithful(run_facts["valid"], run_facts["invalid_reasons"])
+        if faithful(run_facts["valid"], run_facts["invalid_reasons"]):
+            valid += 1
+            # the hosts' timing moves the wait a little, not by a tenth (in a
+            # run the machine's load made unfaithful it may: a fresh-clone CI
+            # run saw +15% at a p99 departure spacing error of 395 us)
+            assert facts["emulator"] == pytest.approx(facts["scheduled"], rel=0.1)
     with claims_csv.open() as f:
         rows = [r for r in csv.DictReader(f) if r["claim_id"] == "emu-md1-pollaczek-khinchine"]
     assert [r["backend"] for r in rows] == ["mininet"], rows
