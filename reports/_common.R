@@ -640,8 +640,8 @@ print_verdicts_by_backend <- function(ctx, backends) {
 #' each runner's records, from one run of `scenario` per backend.
 print_tcp_models <- function(ctx, scenario, backends) {
   runs <- purrr::compact(purrr::map(stats::setNames(backends, backends), function(backend) {
-    files <- Sys.glob(file.path(scenario_results_dir(qlab_results, scenario, backend), "*", "seed-*", "run.json"))
-    if (length(files) == 0) NULL else jsonlite::read_json(sort(files)[[1]])
+    files <- run_json_files(qlab_results, scenario, backend)
+    if (length(files) == 0) NULL else jsonlite::read_json(files[[1]])
   }))
   plan_tcp <- ctx$scenarios[[scenario]]$tcp
   if (length(runs) == 0 || is.null(plan_tcp)) {

@@ -138,7 +138,7 @@ tcp_models_of_runs <- function(runs, plan_tcp) {
 #'   fact (the union over runs, NA where a run lacks it); no rows when the
 #'   backend's runs record no fidelity (ns-3).
 run_fidelity <- function(results_dir, scenario, backend) {
-  files <- Sys.glob(file.path(scenario_results_dir(results_dir, scenario, backend), "*", "seed-*", "run.json"))
+  files <- run_json_files(results_dir, scenario, backend)
   largest <- function(v) {
     x <- suppressWarnings(as.numeric(unlist(v)))
     x <- x[!is.na(x)]

@@ -147,6 +147,12 @@ scenario_results_dir <- function(results_dir, scenario, backend) {
   file.path(results_dir, scenario, backend)
 }
 
+#' Every run's record of one scenario on one backend: <point>/seed-<n>/run.json
+#' under its results directory, sorted.
+run_json_files <- function(results_dir, scenario, backend) {
+  sort(Sys.glob(file.path(scenario_results_dir(results_dir, scenario, backend), "*", "seed-*", "run.json")))
+}
+
 #' Backends with collected results for a scenario.
 list_backends <- function(results_dir, scenario) {
   dir <- file.path(results_dir, scenario)
