@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export TZ=UTC
 VENV=.venv
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (at %d s)\n' "$*" "$SECONDS"; }
 
 step "build (core, ns-3 runner, ns-2)"
 "$VENV/bin/snakemake" build/core/qcore-replay build/ns3/qlab-ns3-run build/ns3/qlab-ns3-golden build/ns3/qlab-ns3-test-typed build/ns3/qlab-ns3-test-flow-hash build/ns3/qlab-ns3-test-tcp-handshake build/ns2/ns build/ns2/qlab-ns2-golden --cores "$(nproc)" --quiet all \
@@ -44,4 +44,4 @@ scripts/lint-shell.sh
 scripts/lint-r.sh
 
 step "Python and end-to-end (pytest)"
-"$VENV/bin/pytest" -q tests
+"$VENV/bin/pytest" -q --durations=25 tests
