@@ -41,6 +41,9 @@ MKROOTFS = paths.ROOT / "testbed" / "vm" / "mkrootfs.sh"
 # PORT_BASE+100 (QLAB_TESTBED_PORT_BASE moves them all).
 PORT_BASE = int(os.environ.get("QLAB_TESTBED_PORT_BASE", "2230"))
 MEMORY_MB = int(os.environ.get("QLAB_TESTBED_MEMORY_MB", "384"))
+# The router's: the mnkernel backend runs a whole Mininet dumbbell in it
+# (two processes per flow of Debian's Python, about 10 MB each).
+ROUTER_MEMORY_MB = int(os.environ.get("QLAB_TESTBED_ROUTER_MEMORY_MB", "1024"))
 # Each VM's niceness, relative to `up`'s: the router before the endpoints
 # when the three TCG VMs want more than the machine's cores, so that the
 # bottleneck holds its rate (measured, docs/benchmarks.md: at equal
@@ -110,7 +113,7 @@ def qemu_command(vm: VM) -> list[str]:
         "-accel",
         "tcg",
         "-m",
-        str(MEMORY_MB),
+        str(ROUTER_MEMORY_MB if vm.group == "routers" else MEMORY_MB),
         "-smp",
         "1",
         "-kernel",

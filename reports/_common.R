@@ -148,7 +148,10 @@ backend_how_to <- c(
   ns3 = "run <code>make reproduce</code> (ns-3 is always run)",
   testbed = paste("boot the virtual testbed (<code>qlab testbed up</code>) or point",
                   "<code>QLAB_TESTBED_INVENTORY</code> at real hosts, then run <code>make reproduce</code>",
-                  "(README, “The testbed backend”)")
+                  "(README, “The testbed backend”)"),
+  mnkernel = paste("boot the virtual testbed (<code>qlab testbed up</code>), whose router runs",
+                   "Mininet with the kernel qdisc, then run <code>make reproduce</code>",
+                   "(README, “The testbed backend”)")
 )
 
 how_to_get <- function(backend) {

@@ -29,7 +29,7 @@ bash disciplines/linux/tests/run.sh
 
 step "emulation: qlab-emu build, the golden vectors through its queue, Ansible lint"
 make -s -C disciplines/emu test
-PATH="$PWD/$VENV/bin:$PATH" ansible-lint --offline -q roles/emu_preflight roles/emu_host roles/emu_run roles/testbed_* playbooks/run-job.yml playbooks/prepare-host.yml playbooks/testbed-run.yml playbooks/testbed-prepare.yml
+PATH="$PWD/$VENV/bin:$PATH" ansible-lint --offline -q roles/emu_preflight roles/emu_host roles/emu_run roles/testbed_* playbooks/run-job.yml playbooks/prepare-host.yml playbooks/testbed-run.yml playbooks/testbed-prepare.yml playbooks/mnkernel-run.yml
 
 step "R: analysis (testthat)"
 Rscript -e 'res <- testthat::test_dir("analysis/tests/testthat", reporter = "summary", stop_on_failure = TRUE)'

@@ -139,11 +139,11 @@ def test_bad_arrivals_are_refused_naming_the_field(calls_file, edit, message, ca
 
 def test_calls_are_plain_udp_flows_every_backend_takes(calls_file):
     """The plan carries nothing new for arrivals (docs/jobs.md): each call is
-    a voip flow with its start and on-periods: ns3, ns2, mininet and the
+    a voip flow with its start and on-periods: ns3, ns2, mininet, mnkernel and the
     testbed all take a plan of calls (on the default dumbbell of
     scenarios/disciplines/; the testbed's machines hold each plan host's
     own address, so the flows' reused ports are no obstacle)."""
     spec = sc.expand(sc.load(calls_file), "quick", ["ns3"])[0].spec
     assert plan.check(spec) == []
-    for name in ("ns3", "ns2", "mininet", "testbed"):
+    for name in ("ns3", "ns2", "mininet", "testbed", "mnkernel"):
         assert backends.get(name).refuse({**spec, "backend": name}) == [], name

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Run one resolved plan (docs/jobs.md) in Mininet with qlab-emu as the bottleneck.
+"""Run one resolved plan (docs/jobs.md) in Mininet with qlab-emu (or a kernel qdisc) as the bottleneck.
 
     /usr/bin/python3 qlab_mn_run.py PLAN.json OUTDIR [--emu PATH] [--rt-priority N]
+    /usr/bin/python3 qlab_mn_run.py PLAN.json OUTDIR --kernel KERNEL.json
     /usr/bin/python3 qlab_mn_run.py --cleanup TAG | --cleanup-stale
 
 Debian's Mininet is importable by Debian's /usr/bin/python3 only. Writes the
@@ -35,6 +36,22 @@ The plan's dumbbell (every name starts with the run's tag, e.g. `q3f`):
   - one sender and one sink process per flow (qlab_traffic.py), bound to the
     flow's ports, so hosts may carry several flows and the 5-tuple is the plan's;
     a bulk flow with stop_ns is aborted then by its sender (done then, as in ns-3).
+
+With --kernel (the mnkernel backend, on a host whose kernel has qlab's
+qdisc modules loaded and netem: the virtual testbed's router VM), the
+middlebox is a Linux bridge instead, and the bottleneck is the kernel's:
+on the bridge's port towards side B, HTB at the bottleneck's rate with
+the plan's discipline as its leaf; on the port towards side A, netem
+with the round trip's propagation (2 x the delay above) - the testbed
+backend's arrangement, installed by its host tool's `tc` step
+(qlab_tb_host.py, beside this file or in testbed/host/). KERNEL.json is
+{"qdisc": [tc's words after the handle], "expect": {"kind", "options"},
+"handle", "burst_bytes", "netem_limit"} (qlab.backends.mnkernel). The
+host tool's sampler reads the qdisc's counters (OUTDIR/queue-samples.json,
+which the backend turns into queue_facts.csv and judges the shaper's rate
+by, as the testbed's). The flows' processes start first and wait for the
+epoch (qlab_traffic.py --epoch-file), so a slow host (a TCG VM) pays their
+start-up before time 0. No packet facts (trace.packets: refused, exit 2).
 
 Cleanup: every process started for the run carries QLAB_MN_TAG=<tag> in its
 environment; the run's bridges and root-namespace interfaces carry the tag in
@@ -713,9 +730,11 @@ def done_at(plan: dict, f: dict, apps_dir: Path, epoch_ns: int) -> int | None:
     return f.get("stop_ns")
 
 
-def wait_for_end(plan: dict, emu_proc: subprocess.Popen, apps_dir: Path, epoch_ns: int) -> None:
-    """Until duration_ns (qlab-emu stops the model itself then) or, with
-    stop_when_done, until every flow is done."""
+def wait_for_end(
+    plan: dict, emu_proc: subprocess.Popen, apps_dir: Path, epoch_ns: int, what: str = "qlab-emu"
+) -> None:
+    """Until duration_ns (qlab-emu, or the kernel mode's sampler, stops by
+    itself then) or, with stop_when_done, until every flow is done."""
     pending = {f["flow_id"]: f for f in plan["flows"]}
     while True:
         ended = emu_proc.poll() is not None
@@ -723,7 +742,7 @@ def wait_for_end(plan: dict, emu_proc: subprocess.Popen, apps_dir: Path, epoch_n
         if ended:
             if emu_proc.returncode == 0 and now >= plan["duration_ns"]:
                 return
-            raise RuntimeError(f"qlab-emu died during the run (exit {emu_proc.returncode})")
+            raise RuntimeError(f"{what} died during the run (exit {emu_proc.returncode})")
         if now >= plan["duration_ns"]:
             return
         if plan["stop_when_done"]:
@@ -736,7 +755,7 @@ def wait_for_end(plan: dict, emu_proc: subprocess.Popen, apps_dir: Path, epoch_n
         time.sleep(0.02)
 
 
-def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
+def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str, kernel: dict | None = None) -> int:
     from mininet.log import setLogLevel
 
     t_wall = time.monotonic()
@@ -745,9 +764,13 @@ def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
     problem = congestion_control_problem(plan["tcp"]["variant"])
     if problem:
         raise BadJob(problem)
+    if kernel is not None and plan["trace"]["packets"]:
+        raise BadJob("trace.packets: with a kernel qdisc there are no per-packet events (its counters only)")
     out.mkdir(parents=True, exist_ok=True)
     setLogLevel("error")
     net, hosts, mbox = build_network(plan, d, tag)
+    if kernel is not None:
+        return run_kernel(plan, d, net, hosts, mbox, out, tag, kernel, t_wall)
     addr = {n["id"]: n["address"] for n in plan["nodes"]}
     if plan["trace"]["packets"]:
         (out / "flowmap.txt").write_text(flowmap(plan), encoding="utf-8")
@@ -870,6 +893,323 @@ def run(plan_file: Path, out: Path, emu: Path, rt: int, tag: str) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------
+# --kernel: the kernel's qdisc as the bottleneck (the mnkernel backend)
+
+# A flow process's time to write its final counters after SIGTERM (a slow guest).
+STOP_WAIT_S = 30
+
+
+def host_tool() -> Path:
+    """The testbed's host tool (its tc step and its sampler): beside this
+    file in the testbed's bundle, else in the checkout."""
+    for p in (HERE / "qlab_tb_host.py", HERE.parent.parent / "testbed" / "host" / "qlab_tb_host.py"):
+        if p.exists():
+            return p
+    raise RuntimeError(f"qlab_tb_host.py is neither beside {HERE / 'qlab_mn_run.py'} nor in testbed/host/")
+
+
+def node_json(node, argv: list[str], what: str) -> dict:
+    """A command in a node's namespace whose last line of output is JSON."""
+    text = node.cmd(shlex.join(argv) + " 2>&1").strip()
+    try:
+        return json.loads(text.splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        raise RuntimeError(f"{what}: {text[-300:] or 'no output'}") from None
+
+
+def kernel_bottleneck(mbox, d: Dumbbell, tag: str, kernel: dict, tool: Path) -> dict:
+    """The middlebox as a bridge between its two ports, and the kernel's
+    bottleneck on them (the host tool's tc step: HTB with the discipline as
+    its leaf towards B, netem towards A); the discipline's dump."""
+    br = f"{tag}mb"
+    said = mbox.cmd(
+        " && ".join(
+            [
+                shlex.join(["ip", "link", "add", br, "type", "bridge"]),
+                shlex.join(["ip", "link", "set", f"{tag}m-A", "master", br]),
+                shlex.join(["ip", "link", "set", f"{tag}m-B", "master", br]),
+                shlex.join(["ip", "link", "set", br, "up"]),
+            ]
+        )
+        + " 2>&1 && echo qlab-bridge-up"
+    )
+    if "qlab-bridge-up" not in said:
+        raise RuntimeError(f"the middlebox's bridge: {said.strip()[-300:]}")
+    spec = {
+        "egress": f"{tag}m-B",
+        "ingress": f"{tag}m-A",
+        "rate_bps": whole(d.link["rate_bps"], "links.rate_bps"),
+        "burst_bytes": kernel["burst_bytes"],
+        "handle": kernel["handle"],
+        "qdisc": kernel["qdisc"],
+        "expect": kernel["expect"],
+        # the round trip's propagation, on the reverse path (as the testbed)
+        "delay_ns": 2 * d.emu_delay_ns,
+        "netem_limit": kernel["netem_limit"],
+    }
+    res = node_json(mbox, [sys.executable, str(tool), "tc", "--spec", json.dumps(spec)], "tc")
+    failed = res.get("failed")
+    if failed:
+        raise RuntimeError(f"tc: {failed['step']}: {failed['command']}: {failed['message']}")
+    return res
+
+
+def write_atomic(path: Path, doc: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class Forked:
+    """A process forked from this one (the flows' and the sampler's with
+    --kernel), with the part of Popen's interface the run uses."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.returncode = pid, None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def wait(self, timeout: float | None = None) -> int:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if end is not None and time.monotonic() > end:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout or 0)
+            time.sleep(0.02)
+        return self.returncode
+
+
+CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
+
+
+def load_module(name: str, path: Path):
+    """A stdlib-only tool beside this one (qlab_traffic.py, qlab_tb_host.py), imported."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def fork_into(node, log: Path, main, argv: list[str]) -> Forked:
+    """main(argv) in a child of this process inside the node's network
+    namespace, its output into log: a slow guest (a TCG VM) pays Python's
+    start-up and imports once, not once per flow (two processes per flow
+    took about 2 s each there). The child dies with this process
+    (PR_SET_PDEATHSIG): its environment does not carry the run's tag."""
+    import ctypes
+    import traceback
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ns = os.open(f"/proc/{node.pid}/ns/net", os.O_RDONLY)
+    parent = os.getpid()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        os.close(ns)
+        return Forked(pid)
+    code = 1
+    try:
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
+            signal.signal(sig, signal.SIG_DFL)
+        if libc.setns(ns, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns into {node.name}'s network namespace")
+        os.close(ns)
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        code = main(argv) or 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 (the child's own log says why; its exit status tells the run)
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def run_kernel(
+    plan: dict, d: Dumbbell, net, hosts: dict, mbox, out: Path, tag: str, kernel: dict, t_wall: float
+) -> int:
+    tool = host_tool()
+    # where a slow host's time goes (seconds from the helper's start)
+    phases = {"network_s": round(time.monotonic() - t_wall, 3)}
+    tc = kernel_bottleneck(mbox, d, tag, kernel, tool)
+    phases["bottleneck_s"] = round(time.monotonic() - t_wall, 3)
+    addr = {n["id"]: n["address"] for n in plan["nodes"]}
+    logs, apps_dir, sdir = out / "logs", out / "apps", out / "sampler"
+    for x in (logs, apps_dir, sdir):
+        x.mkdir(exist_ok=True)
+    epoch_file = apps_dir / "epoch.json"
+    epoch_file.unlink(missing_ok=True)
+    procs: list[tuple[Forked, str]] = []
+    traffic_tool = load_module("qlab_traffic", HERE / "qlab_traffic.py")
+    sampler_tool = load_module("qlab_tb_host", tool)
+
+    def spawn(host, name: str, main, argv: list[str]) -> Forked:
+        p = fork_into(host, logs / f"{name}.log", main, argv)
+        procs.append((p, name))
+        return p
+
+    def log_tail(name: str) -> str:
+        return (logs / f"{name}.log").read_text(errors="replace").strip()[-300:]
+
+    # The sampler on the discipline's port (its counters, read through one
+    # long-lived tc), then every flow's processes; each waits for the epoch.
+    sample_spec = {
+        "host": mbox.name,
+        "dev": f"{tag}m-B",
+        "handle": kernel["handle"],
+        "queue": d.queue_id,
+        "interval_ns": plan["trace"]["queue_sample_interval_ns"],
+        "duration_ns": plan["duration_ns"],
+        "stop_file": str(sdir / "stop.json"),
+        "pcap_snaplen": 0,
+    }
+    (sdir / "sample.json").write_text(json.dumps(sample_spec), encoding="utf-8")
+    sampler = spawn(
+        mbox,
+        "sampler",
+        sampler_tool.main,
+        ["sample", "--spec", str(sdir / "sample.json"), "--epoch-file", str(epoch_file), "--out", str(sdir)],
+    )
+    times = ["--epoch-file", str(epoch_file), "--end-ns", str(plan["duration_ns"])]
+    waiting, listening = [sdir / "armed.json"], []
+    senders, sinks_p = [], []
+    for f in plan["flows"]:
+        fid = f["flow_id"]
+        spec = apps_dir / f"flow-{fid}.json"
+        spec.write_text(json.dumps({"flow": f, "dst_address": addr[f["dst"]], "tcp": plan["tcp"]}))
+        for role, node, group in (("sink", hosts[f["dst"]], sinks_p), ("send", hosts[f["src"]], senders)):
+            o = apps_dir / f"{role}-{fid}.json"
+            group.append(
+                spawn(
+                    node,
+                    f"{role}-{fid}",
+                    traffic_tool.main,
+                    [role, "--flow", str(spec), *times, "--out", str(o)],
+                )
+            )
+            waiting.append(Path(f"{o}.waiting"))
+        listening.append(Path(f"{apps_dir / f'sink-{fid}.json'}.listening"))
+    deadline = time.monotonic() + 60 + 2 * len(plan["flows"])
+    while not all(w.exists() for w in waiting):
+        for p, name in procs:
+            if p.poll() is not None:
+                raise RuntimeError(f"{name} exited ({p.returncode}) before the run began: {log_tail(name)}")
+        if time.monotonic() > deadline:
+            raise RuntimeError("the flows' processes had not started within the deadline")
+        time.sleep(0.05)
+    armed = read_json(sdir / "armed.json") or {}
+    if armed.get("problem"):
+        raise RuntimeError(f"the sampler: {armed['problem']}")
+    phases["armed_s"] = round(time.monotonic() - t_wall, 3)
+    # Everything started and idle: time 0 a little ahead, then each is told.
+    lead_s = 0.5 + 0.02 * len(plan["flows"])
+    epoch_ns = time.time_ns() + round(lead_s * 1e9)
+    write_atomic(epoch_file, {"epoch_ns": epoch_ns})
+    for p, _name in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGUSR1)
+    first = epoch_ns + min((f["start_ns"] for f in plan["flows"]), default=0)
+    while not all(x.exists() for x in listening):
+        if time.time_ns() > first:
+            raise RuntimeError(
+                f"start-up took longer than the {lead_s:.2f} s lead: a sink was not listening "
+                "by the first flow's start"
+            )
+        time.sleep(0.01)
+
+    wait_for_end(plan, sampler, apps_dir, epoch_ns, "the qdisc's sampler")
+    end_rel = min(time.time_ns() - epoch_ns, plan["duration_ns"])
+    phases["ended_s"] = round(time.monotonic() - t_wall, 3)
+    write_atomic(sdir / "stop.json", {"end_ns": end_rel})
+    for p in senders:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in sinks_p:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in (*senders, *sinks_p):
+        try:
+            p.wait(timeout=STOP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    try:
+        sampler.wait(timeout=STOP_WAIT_S)
+    except subprocess.TimeoutExpired:
+        sampler.kill()
+    got = read_json(sdir / "host-facts.json") or {}
+    if sampler.returncode != 0 or not got.get("complete"):
+        raise RuntimeError(
+            f"the qdisc's sampler failed (exit {sampler.returncode}): "
+            f"{got.get('problem') or log_tail('sampler')}"
+        )
+    os.replace(sdir / "queue-samples.json", out / "queue-samples.json")
+    apps = {
+        f["flow_id"]: {
+            "sink": read_json(apps_dir / f"sink-{f['flow_id']}.json"),
+            "send": read_json(apps_dir / f"send-{f['flow_id']}.json"),
+        }
+        for f in plan["flows"]
+    }
+    (out / "flow_facts.csv").write_text(flow_facts(plan, apps, epoch_ns), encoding="utf-8")
+    reasons, late_facts = sender_fidelity(plan, apps)
+    phases["stopped_s"] = round(time.monotonic() - t_wall, 3)
+    # No net.stop(): it deletes each link in turn (two processes per host,
+    # a TCG guest's half minute); the cleanup on exit kills the run's
+    # namespaces' shells, and the namespaces go with their interfaces.
+    del net
+    mn = subprocess.run(["mn", "--version"], capture_output=True, text=True, check=False)
+    mn_version = (mn.stdout + mn.stderr).strip().splitlines()[-1:] or ["unknown"]
+    leaf = (tc.get("dump") or [{}])[0]
+    facts = {
+        "end_ns": end_rel,
+        "versions": {
+            "mininet": mn_version[0],
+            "kernel": platform.release(),
+            "python": platform.python_version(),
+        },
+        "wall_time_s": round(time.monotonic() - t_wall, 3),
+        "valid": not reasons,
+        "invalid_reasons": reasons,
+        "fidelity": {
+            **late_facts,
+            "bottleneck_rate_bps": d.link["rate_bps"],
+            "reverse_delay_ns": 2 * d.emu_delay_ns,
+        },
+        "bottleneck": {"tag": tag, "qdisc": leaf.get("kind"), "options": leaf.get("options", {})},
+        "phases_s": phases,
+    }
+    (out / "runner.json").write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("plan", nargs="?", type=Path, help="the resolved plan (JSON)")
@@ -877,6 +1217,11 @@ def main() -> int:
     p.add_argument("--emu", type=Path, default=HERE.parent.parent / "build" / "emu" / "qlab-emu")
     p.add_argument(
         "--rt-priority", type=int, default=50, help="qlab-emu's SCHED_FIFO priority (0: normal scheduling)"
+    )
+    p.add_argument(
+        "--kernel",
+        type=Path,
+        help="the kernel's qdisc as the bottleneck instead of qlab-emu: its tc words (JSON, see above)",
     )
     p.add_argument("--tag", help="name prefix of the run's nodes (default: random q + 3 hex digits)")
     p.add_argument(
@@ -902,7 +1247,19 @@ def main() -> int:
         return 0
     if not a.plan or not a.out:
         p.error("PLAN and OUTDIR are required")
-    if not a.emu.exists():
+    kernel = None
+    if a.kernel:
+        try:
+            kernel = json.loads(a.kernel.read_text(encoding="utf-8"))
+            missing = [
+                k for k in ("qdisc", "expect", "handle", "burst_bytes", "netem_limit") if k not in kernel
+            ]
+        except (OSError, ValueError, TypeError) as exc:
+            missing = [f"a JSON object ({exc})"]
+        if missing:
+            print(f"qlab_mn_run: --kernel {a.kernel}: needs {', '.join(missing)}", file=sys.stderr)
+            return EXIT_BAD_JOB
+    elif not a.emu.exists():
         print(f"qlab_mn_run: qlab-emu not found at {a.emu} (make -C disciplines/emu)", file=sys.stderr)
         return 1
     STATE_DIR.mkdir(parents=True, exist_ok=True)
@@ -923,7 +1280,7 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     try:
-        return run(a.plan, a.out, a.emu.resolve(), a.rt_priority, tag)
+        return run(a.plan, a.out, a.emu.resolve(), a.rt_priority, tag, kernel)
     except BadJob as exc:
         print(f"qlab_mn_run: {exc}", file=sys.stderr)
         return EXIT_BAD_JOB

@@ -110,6 +110,63 @@ def busy_rate(samples: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+QUEUE_FACTS_HEADER = "time_ns,queue,band,backlog_pkts,backlog_bytes,enqueued_pkts,dequeued_pkts,dropped_pkts"
+
+
+def queue_facts(
+    samples: list[dict[str, Any]], queue: str, end_ns: int
+) -> tuple[list[str], int, int, dict[str, float]]:
+    """A kernel qdisc's sampled counters (the host tool's sampler) as the
+    rows of queue_facts.csv (docs/traces.md), its header first; the
+    arrivals and departures it counted in all; and busy_rate()."""
+    rows = [QUEUE_FACTS_HEADER]
+    for s in samples:
+        t = min(s["time_ns"], end_ns)
+        for b in s["bands"]:
+            drops = sum(v for k, v in b.items() if k.startswith("drop_"))
+            # arrival drops: every drop_* counter but drop_delay (a head drop
+            # at dequeue); purged packets left the queue after admission,
+            # like head drops
+            enq = b["arrivals"] - (drops - b.get("drop_delay", 0))
+            rows.append(
+                f"{t},{queue},{b['band']},{b['backlog_pkts']},{b['backlog_bytes']},"
+                f"{enq},{b['sent']},{drops + b.get('purged', 0)}"
+            )
+    last = samples[-1]["bands"]
+    return (
+        rows,
+        sum(b["arrivals"] for b in last),
+        sum(b["sent"] for b in last),
+        busy_rate(samples),
+    )
+
+
+def kernel_qdisc_reasons(
+    arrivals: int | None, tx: int, rate: dict[str, float], rate_bps: int, where: str
+) -> list[str]:
+    """Why a run through a kernel qdisc is not faithful: the discipline saw
+    fewer packets than the senders sent (arrivals None: not sampled), or
+    the shaper's rate while the discipline held a queue, judged as the
+    mininet backend judges qlab-emu's, lay wholly outside the tolerance (a
+    TCG router that cannot forward at the plan's rate queues elsewhere)."""
+    reasons = []
+    if arrivals is not None and arrivals < tx:
+        reasons.append(
+            f"the discipline saw {arrivals} packets but the senders sent {tx} data packets: "
+            f"traffic bypassed {where}"
+        )
+    tol = mininet_helper().FIDELITY["rate_rel_tol"]
+    if rate.get("busy_s", 0) >= BUSY_MIN_S:
+        lo, hi = rate["low_bps"] / rate_bps, rate["high_bps"] / rate_bps
+        if hi < 1 - tol or lo > 1 + tol:
+            reasons.append(
+                f"achieved rate {rate['achieved_rate_bps']:.0f} b/s (between {rate['low_bps']:.0f} and "
+                f"{rate['high_bps']:.0f}) while the discipline held a queue, against the configured "
+                f"{rate_bps} b/s (tolerance {100 * tol:.0f}%)"
+            )
+    return reasons
+
+
 def inventory() -> Path:
     return Path(os.environ.get("QLAB_TESTBED_INVENTORY", paths.ROOT / "inventories" / "vm-testbed.yml"))
 
@@ -342,49 +399,16 @@ class TestbedBackend(Backend):
         mn = mininet_helper()  # the dumbbell reading, parameter text, flow_facts writer
         flow_csv = mn.flow_facts(plan, apps, epoch)
         router = job["router"]
-        rows = ["time_ns,queue,band,backlog_pkts,backlog_bytes,enqueued_pkts,dequeued_pkts,dropped_pkts"]
-        arrivals = sent_pkts = 0
-        rate: dict[str, float] = {}
+        rows, arrivals, sent_pkts, rate = [QUEUE_FACTS_HEADER], 0, 0, {}
         if router["traced"]:
             doc = json.loads((staging / router["host"] / "queue-samples.json").read_text())
-            for s in doc["samples"]:
-                t = min(s["time_ns"], end_ns)
-                for b in s["bands"]:
-                    drops = sum(v for k, v in b.items() if k.startswith("drop_"))
-                    # arrival drops: every drop_* counter but drop_delay (a
-                    # head drop at dequeue); purged packets left the queue
-                    # after admission, like head drops
-                    enq = b["arrivals"] - (drops - b.get("drop_delay", 0))
-                    rows.append(
-                        f"{t},{router['queue']},{b['band']},{b['backlog_pkts']},{b['backlog_bytes']},"
-                        f"{enq},{b['sent']},{drops + b.get('purged', 0)}"
-                    )
-            last = doc["samples"][-1]["bands"]
-            arrivals = sum(b["arrivals"] for b in last)
-            sent_pkts = sum(b["sent"] for b in last)
-            rate = busy_rate(doc["samples"])
+            rows, arrivals, sent_pkts, rate = queue_facts(doc["samples"], router["queue"], end_ns)
         tx = sum((a.get("send") or {}).get("tx_packets", 0) for a in apps.values())
-        reasons = []
-        if router["traced"] and arrivals < tx:
-            reasons.append(
-                f"the discipline saw {arrivals} packets but the senders sent {tx} data packets: "
-                "traffic bypassed the router's qdisc"
-            )
+        reasons = kernel_qdisc_reasons(
+            arrivals if router["traced"] else None, tx, rate, router["rate_bps"], "the router's qdisc"
+        )
         late_reasons, late_facts = mn.sender_fidelity(plan, apps)
         reasons += late_reasons
-        # the shaper's rate while the discipline held a queue: judged, as the
-        # mininet backend judges qlab-emu's, when the bracket of the sampled
-        # rate lies wholly outside the tolerance (a TCG router that cannot
-        # forward at the plan's rate queues elsewhere)
-        tol = mn.FIDELITY["rate_rel_tol"]
-        if rate.get("busy_s", 0) >= BUSY_MIN_S:
-            lo, hi = rate["low_bps"] / router["rate_bps"], rate["high_bps"] / router["rate_bps"]
-            if hi < 1 - tol or lo > 1 + tol:
-                reasons.append(
-                    f"achieved rate {rate['achieved_rate_bps']:.0f} b/s (between {rate['low_bps']:.0f} and "
-                    f"{rate['high_bps']:.0f}) while the discipline held a queue, against the configured "
-                    f"{router['rate_bps']} b/s (tolerance {100 * tol:.0f}%)"
-                )
         bound = clock.get("bound_ms")
         # preflight's probe brackets the host's clock reading between two of
         # the controller's: the offset is known to within half the bracket

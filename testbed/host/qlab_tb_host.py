@@ -20,6 +20,10 @@ object that the role's assertions read on the controller:
     qlab_tb_host.py wait --dir D --timeout-s T until the part wrote its facts
     qlab_tb_host.py stop --dir D --end-ns N    the router's sampler: the run's end, then wait
     qlab_tb_host.py collect --dir D            the facts files, as one JSON object
+    BUNDLE.pyz mininet --spec JSON             the mnkernel backend's run: Mininet on this
+                                               host with the kernel's qdisc as the
+                                               bottleneck (qlab_mn_run.py --kernel), its
+                                               results as one JSON object
 
 and the two workers `prepare` starts:
 
@@ -862,7 +866,63 @@ def step_collect(d: str) -> dict:
     return {"files": out}
 
 
-STEPS = ("preflight", "kmod", "tc", "prepare", "start", "wait", "stop", "collect")
+# The files the mininet step needs in its bundle (mkbundle.py), beside this tool.
+MN_FILES = ("qlab_mn_run.py", "qlab_traffic.py", "plan.json", "kernel.json")
+# What it sends back from the run's output directory.
+MN_RESULTS = ("runner.json", "flow_facts.csv", "queue-samples.json")
+
+
+def step_mininet(spec: dict) -> dict:
+    """spec: {"dir", "timeout_s"}. The mnkernel backend's run on this host:
+    the bundle's files (MN_FILES) in a fresh dir, then Debian's Python runs
+    qlab_mn_run.py on the plan with the kernel's qdisc as the bottleneck
+    (--kernel kernel.json); "rc" its exit status, "failed" the step and
+    message when it failed, "files" the run's results (JSON files parsed,
+    the CSV as text)."""
+    d = spec["dir"]
+    res: dict = {"rc": None, "failed": None, "files": {}, "changed": True}
+    files = bundle_files()
+    missing = [n for n in MN_FILES if n not in files]
+    if missing:
+        res["failed"] = {"step": "bundle", "message": f"the bundle lacks {', '.join(missing)}"}
+        return res
+    rc, _, err = run(["/usr/bin/python3", "-c", "import mininet.net"])
+    if rc != 0:
+        res["failed"] = {
+            "step": "mininet",
+            "message": "Mininet is not installed for /usr/bin/python3 (apt-get install mininet "
+            f"bridge-utils; the virtual testbed's image has it: rebuild it): {err.strip()[-200:]}",
+        }
+        return res
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for name, data in files.items():
+        _write(os.path.join(d, name), data, 0o755 if name.endswith(".py") else 0o644)
+    out = os.path.join(d, "out")
+    argv = ["/usr/bin/python3", os.path.join(d, "qlab_mn_run.py"), os.path.join(d, "plan.json"), out]
+    argv += ["--kernel", os.path.join(d, "kernel.json")]
+    rc, text, err = run(argv, timeout=float(spec["timeout_s"]))
+    res["rc"] = rc
+    if rc != 0:
+        lines = [ln for ln in (err or text).strip().splitlines() if ln.strip()]
+        res["failed"] = {"step": "run", "message": " ".join(lines[-3:])[-400:] or f"exit {rc}"}
+        return res
+    for name in MN_RESULTS:
+        path = os.path.join(out, name)
+        if name.endswith(".json"):
+            doc = read_json(path)
+            if doc is not None:
+                res["files"][name] = doc
+        elif os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                res["files"][name] = f.read()
+    absent = [n for n in MN_RESULTS if n not in res["files"]]
+    if absent:
+        res["failed"] = {"step": "collect", "message": f"the run wrote no {', '.join(absent)} in {out}"}
+    return res
+
+
+STEPS = ("preflight", "kmod", "tc", "prepare", "start", "wait", "stop", "collect", "mininet")
 
 
 def main_step(argv: list[str]) -> int:
@@ -892,6 +952,8 @@ def main_step(argv: list[str]) -> int:
     elif a.what == "stop":
         write_json(os.path.join(a.dir, "stop.json"), {"end_ns": a.end_ns})
         res = step_wait(a.dir, a.timeout_s)
+    elif a.what == "mininet":
+        res = step_mininet(spec)
     else:
         res = step_collect(a.dir)
     print(json.dumps(res, sort_keys=True))

@@ -3,6 +3,8 @@
 #   build/testbed/rootfs.ext4   Debian 12 (debootstrap minbase) with sshd,
 #                               python3 (Ansible), iproute2, iperf3, kmod,
 #                               chrony (the clock, from the controller's server),
+#                               tcpdump (testbed_capture_pcap), Mininet and
+#                               bridge-utils (the mnkernel backend),
 #                               Debian's kernel modules of <kver>, and
 #                               /sbin/qlab-init (testbed/vm/qlab-init)
 #   build/testbed/initrd.gz     busybox + virtio/ext4 modules: mounts /dev/vda
@@ -21,7 +23,7 @@ out=${1:-$repo/build/testbed}
 linux=$repo/build/linux
 mirror=${QLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 kver=$("$repo/disciplines/linux/vm/kver.sh")
-packages=openssh-server,python3,iproute2,iperf3,kmod,procps,iputils-ping,ethtool,tini,chrony,tcpdump
+packages=openssh-server,python3,iproute2,iperf3,kmod,procps,iputils-ping,ethtool,tini,chrony,tcpdump,mininet,bridge-utils
 
 [ "$(id -u)" = 0 ] || { echo "mkrootfs.sh: needs root (debootstrap, chroot)" >&2; exit 1; }
 for tool in debootstrap mkfs.ext4 depmod busybox ssh-keygen; do
