@@ -44,6 +44,8 @@ MEMORY_MB = int(os.environ.get("QLAB_TESTBED_MEMORY_MB", "384"))
 # The router's: the mnkernel backend runs a whole Mininet dumbbell in it
 # (two processes per flow of Debian's Python, about 10 MB each).
 ROUTER_MEMORY_MB = int(os.environ.get("QLAB_TESTBED_ROUTER_MEMORY_MB", "1024"))
+# The router's emulated CPUs (QEMU's multi-threaded TCG: one host thread each).
+ROUTER_CPUS = int(os.environ.get("QLAB_TESTBED_ROUTER_CPUS", "1"))
 # Each VM's niceness, relative to `up`'s: the router before the endpoints
 # when the three TCG VMs want more than the machine's cores, so that the
 # bottleneck holds its rate (measured, docs/benchmarks.md: at equal
@@ -115,7 +117,7 @@ def qemu_command(vm: VM) -> list[str]:
         "-m",
         str(ROUTER_MEMORY_MB if vm.group == "routers" else MEMORY_MB),
         "-smp",
-        "1",
+        str(ROUTER_CPUS if vm.group == "routers" else 1),
         "-kernel",
         str(BUILD / "vmlinuz"),
         "-initrd",
