@@ -255,7 +255,7 @@ def _finish(
             name: traces.file_record(work / name) for name in traces.TABLE_FILES if (work / name).exists()
         },
     }
-    for key in ("fidelity", "launch_wall_s"):  # emulation backends
+    for key in ("fidelity", "launch_wall_s", "phases_s"):  # emulation backends
         if facts.get(key) is not None:
             run[key] = facts[key]
     if os.environ.get("QLAB_IMAGE"):  # ran in one of qlab's images (scripts/in-image)

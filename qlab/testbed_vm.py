@@ -44,8 +44,15 @@ MEMORY_MB = int(os.environ.get("QLAB_TESTBED_MEMORY_MB", "384"))
 # The router's: the mnkernel backend runs a whole Mininet dumbbell in it
 # (two processes per flow of Debian's Python, about 10 MB each).
 ROUTER_MEMORY_MB = int(os.environ.get("QLAB_TESTBED_ROUTER_MEMORY_MB", "1024"))
-# The router's emulated CPUs (QEMU's multi-threaded TCG: one host thread each).
-ROUTER_CPUS = int(os.environ.get("QLAB_TESTBED_ROUTER_CPUS", "1"))
+# The router's emulated CPUs (QEMU's multi-threaded TCG: one host thread
+# each), and how many of them each kind of run keeps online (the guest
+# takes the others offline: an offline CPU's thread sleeps). A testbed run
+# forwards on one, leaving this machine's two cores to the three VMs; an
+# mnkernel run, whose Mininet hosts all live in the router, needs two
+# (docs/benchmarks.md, "mnkernel": 4.54 of 5 Mb/s on one, 4.91 on two; a
+# testbed run 4.87 with two online, 4.91-5.09 with one).
+ROUTER_CPUS = int(os.environ.get("QLAB_TESTBED_ROUTER_CPUS", "2"))
+TESTBED_RUN_CPUS = 1
 # Each VM's niceness, relative to `up`'s: the router before the endpoints
 # when the three TCG VMs want more than the machine's cores, so that the
 # bottleneck holds its rate (measured, docs/benchmarks.md: at equal
@@ -390,7 +397,12 @@ def write_inventory(path: Path) -> None:
             f"              ansible_port: {vm.ssh_port}",
         ]
         if vm.group == "routers":
-            lines += ["              testbed_ingress_if: eth1", "              testbed_egress_if: eth2"]
+            lines += [
+                "              testbed_ingress_if: eth1",
+                "              testbed_egress_if: eth2",
+                f"              testbed_tc_router_cpus: {min(TESTBED_RUN_CPUS, ROUTER_CPUS)}",
+                f"              testbed_mininet_router_cpus: {ROUTER_CPUS}",
+            ]
         else:
             dev, addr = next(iter(vm.addrs.items()))
             lines += [

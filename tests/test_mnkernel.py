@@ -182,3 +182,61 @@ def test_role_defaults_agree_with_the_testbed_tc_role():
     tc = yaml.safe_load((REPO / "roles/testbed_tc/defaults/main.yml").read_text())
     assert mk["testbed_mininet_burst_bytes"] == tc["testbed_tc_burst_bytes"]
     assert mk["testbed_mininet_netem_limit"] == tc["testbed_tc_netem_limit"]
+
+
+def test_host_tool_keeps_the_asked_cpus_online(tmp_path):
+    """The virtual testbed's router keeps one CPU online for a testbed run
+    and two for an mnkernel run (set_online_cpus, the tc and mininet
+    steps' "cpus"); 0 leaves them as they are."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("qlab_tb_host", HOST_TOOL)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    (tmp_path / "cpu0").mkdir()  # the boot CPU has no online switch
+    for k in (1, 2):
+        (tmp_path / f"cpu{k}").mkdir()
+        (tmp_path / f"cpu{k}" / "online").write_text("1\n")
+
+    def online() -> list[str]:
+        return [(tmp_path / f"cpu{k}" / "online").read_text().strip() for k in (1, 2)]
+
+    assert tool.set_online_cpus(2, str(tmp_path)) == "" and online() == ["1", "0"]
+    assert tool.set_online_cpus(0, str(tmp_path)) == "" and online() == ["1", "0"]
+    assert tool.set_online_cpus(3, str(tmp_path)) == "" and online() == ["1", "1"]
+    assert tool.set_online_cpus(1, str(tmp_path)) == "" and online() == ["0", "0"]
+    (tmp_path / "cpu2" / "online").unlink()
+    (tmp_path / "cpu2" / "online").mkdir()  # not writable as a file
+    problem = tool.set_online_cpus(3, str(tmp_path))
+    assert problem.startswith(f"cannot set {tmp_path / 'cpu2' / 'online'}")
+
+
+def test_the_virtual_testbed_gives_each_run_its_router_cpus(tmp_path):
+    """Its inventory: a testbed run forwards on one of the router's CPUs,
+    an mnkernel run gets them all (docs/benchmarks.md, "mnkernel")."""
+    from qlab import testbed_vm
+
+    testbed_vm.write_inventory(tmp_path / "inv.yml")
+    router = yaml.safe_load((tmp_path / "inv.yml").read_text())["all"]["children"]["testbed"]["children"]
+    hv = router["routers"]["hosts"]["tb-router"]
+    assert hv["testbed_tc_router_cpus"] == 1
+    assert hv["testbed_mininet_router_cpus"] == testbed_vm.ROUTER_CPUS == 2
+    assert "-smp" in (cmd := testbed_vm.qemu_command(testbed_vm.VMS[1])) and cmd[cmd.index("-smp") + 1] == "2"
+
+
+def test_queue_facts_keep_time_order_when_the_sampler_ran_past_the_end():
+    """A sampler told of the run's end late (a loaded guest) samples on to
+    the plan's duration: the rows stop at the end, the last sample's
+    counters stamped with it, each time once (the validator wants the rows
+    sorted by time, queue, band)."""
+    from qlab.backends.testbed import queue_facts
+
+    band = {"backlog_pkts": 0, "backlog_bytes": 0, "arrivals": 5, "sent": 5}
+    samples = [
+        {"time_ns": t, "bands": [dict(band, band=0), dict(band, band=1, arrivals=9, sent=9)], "sent_bytes": 0}
+        for t in (100, 200, 300, 400, 500)
+    ]
+    rows, arrivals, _sent, _rate = queue_facts(samples, "b:L", end_ns=250)
+    keys = [(int(r.split(",")[0]), int(r.split(",")[2])) for r in rows[1:]]
+    assert keys == [(100, 0), (100, 1), (200, 0), (200, 1), (250, 0), (250, 1)]
+    assert arrivals == 14

@@ -1130,7 +1130,9 @@ def run_kernel(
         raise RuntimeError(f"the sampler: {armed['problem']}")
     phases["armed_s"] = round(time.monotonic() - t_wall, 3)
     # Everything started and idle: time 0 a little ahead, then each is told.
-    lead_s = 0.5 + 0.02 * len(plan["flows"])
+    # (a sink listens once told; on a loaded TCG guest waking 40 processes
+    # took longer than half a second)
+    lead_s = 2.0 + 0.1 * len(plan["flows"])
     epoch_ns = time.time_ns() + round(lead_s * 1e9)
     write_atomic(epoch_file, {"epoch_ns": epoch_ns})
     for p, _name in procs:

@@ -120,7 +120,11 @@ def queue_facts(
     rows of queue_facts.csv (docs/traces.md), its header first; the
     arrivals and departures it counted in all; and busy_rate()."""
     rows = [QUEUE_FACTS_HEADER]
-    for s in samples:
+    # the samples before the run's end, then the last one (the final
+    # counters) stamped with the end: a sampler told of the end late (a
+    # slow host) kept sampling, and those samples would repeat its time
+    kept = [s for s in samples[:-1] if s["time_ns"] < end_ns] + samples[-1:]
+    for s in kept:
         t = min(s["time_ns"], end_ns)
         for b in s["bands"]:
             drops = sum(v for k, v in b.items() if k.startswith("drop_"))

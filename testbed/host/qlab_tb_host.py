@@ -557,11 +557,35 @@ def step_kmod(spec: dict) -> dict:
     return res
 
 
+def set_online_cpus(n: int, root: str = "/sys/devices/system/cpu") -> str:
+    """CPUs 0 to n-1 of this host online, the others offline (n 0: left as
+    they are): the virtual testbed's router gives a testbed run one and an
+    mnkernel run two. A problem, or ""."""
+    if n <= 0:
+        return ""
+    import glob
+    import re
+
+    for path in sorted(glob.glob(os.path.join(root, "cpu[0-9]*", "online"))):
+        k = int(re.search(r"cpu(\d+)/online$", path).group(1))
+        want = "1" if k < n else "0"
+        try:
+            with open(path, encoding="ascii") as f:
+                if f.read().strip() == want:
+                    continue
+            with open(path, "w", encoding="ascii") as f:
+                f.write(want)
+        except OSError as exc:
+            return f"cannot set {path} to {want}: {exc.strerror}"
+    return ""
+
+
 def step_tc(spec: dict) -> dict:
     """spec: {"egress", "ingress", "rate_bps", "burst_bytes", "handle",
     "qdisc": [argv after the handle], "expect": {"kind", "options"} (what
     the dump must show), "delay_ns", "netem_limit", "net": the routes to the
-    plan hosts' addresses (step_net)}.
+    plan hosts' addresses (step_net), "cpus": how many CPUs to keep online
+    (set_online_cpus; 0 or absent: as they are)}.
     The first failing step is named in "failed" with tc's own message."""
     eg, ing = spec["egress"], spec["ingress"]
     res: dict = {"failed": None, "changed": True}
@@ -570,6 +594,9 @@ def step_tc(spec: dict) -> dict:
         res["failed"] = {"step": step, "command": " ".join(argv), "message": err.strip()[-400:]}
         return res
 
+    problem = set_online_cpus(int(spec.get("cpus", 0)))
+    if problem:
+        return fail("cpus", ["echo", "0|1", ">", "/sys/devices/system/cpu/cpuN/online"], problem)
     if "net" in spec:
         problem = step_net(spec["net"])
         if problem:
@@ -873,7 +900,7 @@ MN_RESULTS = ("runner.json", "flow_facts.csv", "queue-samples.json")
 
 
 def step_mininet(spec: dict) -> dict:
-    """spec: {"dir", "timeout_s"}. The mnkernel backend's run on this host:
+    """spec: {"dir", "timeout_s", "cpus" (set_online_cpus)}. The mnkernel backend's run on this host:
     the bundle's files (MN_FILES) in a fresh dir, then Debian's Python runs
     qlab_mn_run.py on the plan with the kernel's qdisc as the bottleneck
     (--kernel kernel.json); "rc" its exit status, "failed" the step and
@@ -885,6 +912,10 @@ def step_mininet(spec: dict) -> dict:
     missing = [n for n in MN_FILES if n not in files]
     if missing:
         res["failed"] = {"step": "bundle", "message": f"the bundle lacks {', '.join(missing)}"}
+        return res
+    problem = set_online_cpus(int(spec.get("cpus", 0)))
+    if problem:
+        res["failed"] = {"step": "cpus", "message": problem}
         return res
     rc, _, err = run(["/usr/bin/python3", "-c", "import mininet.net"])
     if rc != 0:
