@@ -77,7 +77,14 @@ run ncq htb "ncq limit 50 thresh 0.2 size 200" 0x00 0x20
 run "ncq under tbf" tbf "ncq limit 50 thresh 0.2 size 200" 0x00
 run cqaqm htb "cqaqm b_high 20 b_low 60 t_high_local 5 t_low_local 30 t_low_nonlocal 45" 0x28 0x20 0x08 0x00
 run srd htb "srd variant srd rate 20000000 d 20000000 n_d 1 n_r 2" 0x00 0x20
-run rd htb "srd variant rd rate 20000000 d 20000000" 0x00 0x20
+# RD under TBF: RD drops its D band's late head packets at dequeue, and when
+# a slow guest's dequeue comes late enough to find every queued packet
+# late it drops them all and has nothing to send (as CoDel may); HTB calls
+# that "non-work-conserving?" in the kernel log (a fresh-clone CI run under
+# load, 2026-11-28), which run-suites.sh's log check rightly fails for
+# any other qdisc. TBF peeks, so the same run leaves the log clean. S-RD (no
+# head drops) stays under HTB, checked.
+run rd tbf "srd variant rd rate 20000000 d 20000000" 0x00 0x20
 run rbaqm htb "rbwfq aqm rbaqm classes 4 rate 20000000 limit 50" 0x00 0x20 0x40 0x60
 # WRED's average does not decay while a class is idle: TCP in a class the
 # UDP burst has filled sees its drop probability long after the burst, and
