@@ -35,14 +35,12 @@ from typing import Any
 
 from qlab import paths
 from qlab.backends.base import Backend, BackendError
-from qlab.backends.mininet import HELPER, MininetBackend, _ansible_playbook, _ansible_version
+from qlab.backends.mininet import HELPER, MininetBackend, _ansible_version
 from qlab.backends.mininet import helper as mininet_helper
 from qlab.backends.testbed import (
     DISC_HANDLE,
-    HOST_TOOL,
     KMOD_DIR,
     TC_DIR,
-    TRAFFIC_TOOL,
     TestbedBackend,
     _groups,
     inventory,
@@ -89,16 +87,9 @@ class MnKernelBackend(Backend):
         return out
 
     def tools(self) -> dict[str, Path]:
-        return {
-            "ansible-playbook (pip install -r requirements.txt)": _ansible_playbook(),
-            "the playbook": PLAYBOOK,
-            "the Mininet run helper": HELPER,
-            "the testbed host tool": HOST_TOOL,
-            "the traffic tool": TRAFFIC_TOOL,
-            "the inventory (qlab testbed up)": inventory(),
-            "qlab's kernel modules (make -C disciplines/linux modules)": KMOD_DIR / "sch_qlab.ko",
-            "qlab's tc plugins (make -C disciplines/linux plugins)": TC_DIR / "q_qlab.so",
-        }
+        # the testbed's (its host tool, traffic tool, inventory, modules and
+        # plugins), with this backend's playbook and the Mininet run helper
+        return {**TestbedBackend().tools(), "the playbook": PLAYBOOK, "the Mininet run helper": HELPER}
 
     @staticmethod
     def job(plan: dict[str, Any]) -> dict[str, Any]:
