@@ -27,6 +27,8 @@ code, HTB and netem).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import tempfile
 import time
@@ -153,9 +155,8 @@ class MnKernelBackend(Backend):
         mn = mininet_helper()
         d = mn.dumbbell(plan)
         rows, arrivals, sent, rate = queue_facts(samples, d.queue_id, facts["end_ns"])
-        tx = sum(
-            int(r.split(",")[1]) for r in got["flow_facts.csv"].splitlines()[1:] if r.strip()
-        )  # tx_packets, data packets only
+        # the senders' data packets (flow_facts.csv's tx_packets, by its header)
+        tx = sum(int(r["tx_packets"]) for r in csv.DictReader(io.StringIO(got["flow_facts.csv"])))
         reasons = kernel_qdisc_reasons(arrivals, tx, rate, d.link["rate_bps"], "the bridge's qdisc")
         facts["invalid_reasons"] = [*facts.get("invalid_reasons", []), *reasons]
         facts["valid"] = bool(facts.get("valid")) and not reasons
