@@ -211,14 +211,23 @@ def test_host_tool_keeps_the_asked_cpus_online(tmp_path):
     assert problem.startswith(f"cannot set {tmp_path / 'cpu2' / 'online'}")
 
 
-def test_the_virtual_testbed_gives_each_run_its_router_cpus(tmp_path):
+def test_the_virtual_testbed_gives_each_run_its_router_cpus(tmp_path, monkeypatch):
     """Its inventory: a testbed run forwards on one of the router's CPUs,
-    an mnkernel run gets them all (docs/benchmarks.md, "mnkernel")."""
+    an mnkernel run gets them all (docs/benchmarks.md, "mnkernel"). No
+    testbed need have been built: the guests' kernel version is faked."""
     from qlab import testbed_vm
 
+    monkeypatch.setattr(testbed_vm, "BUILD", tmp_path)
+    (tmp_path / "kver").write_text("6.1.0-test-amd64\n")
     testbed_vm.write_inventory(tmp_path / "inv.yml")
     router = yaml.safe_load((tmp_path / "inv.yml").read_text())["all"]["children"]["testbed"]["children"]
     hv = router["routers"]["hosts"]["tb-router"]
+    assert (
+        yaml.safe_load((tmp_path / "inv.yml").read_text())["all"]["children"]["testbed"]["vars"][
+            "testbed_preflight_kernel"
+        ]
+        == "6.1.0-test-amd64"
+    )
     assert hv["testbed_tc_router_cpus"] == 1
     assert hv["testbed_mininet_router_cpus"] == testbed_vm.ROUTER_CPUS == 2
     assert "-smp" in (cmd := testbed_vm.qemu_command(testbed_vm.VMS[1])) and cmd[cmd.index("-smp") + 1] == "2"
