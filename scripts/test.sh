@@ -43,5 +43,7 @@ scripts/lint-workflow.sh
 scripts/lint-shell.sh
 scripts/lint-r.sh
 
-step "Python and end-to-end (pytest)"
-"$VENV/bin/pytest" -q --durations=25 tests
+# two workers: the workflow's tests on one, in order; what changes the host
+# (Mininet, Ansible) as a group too; the rest spread (tests/conftest.py)
+step "Python and end-to-end (pytest, two workers)"
+"$VENV/bin/pytest" -q -n 2 --durations=25 tests

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import ast
+import functools
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -54,3 +57,64 @@ def faithful(valid: bool, reasons: list[str]) -> bool:
     assert other == [], other
     warnings.warn(f"this machine did not hold the emulation's timing: {'; '.join(reasons)}", stacklevel=2)
     return False
+
+
+# `pytest -n 2` (pytest-xdist; scripts/test.sh): what shares state on this
+# machine runs on one worker, in order (a group); the rest is spread over
+# the workers test by test.
+# - "workflow": tests that run qlab's workflow in this checkout. They share
+#   qlab's reproduction lock in .snakemake (a second reproduction exits 2),
+#   and their module-scoped fixtures are reproductions that must run once.
+#   A module is in it when its text names Snakemake; so is a test of
+#   test_mininet.py whose own source does.
+# - "host": tests that change this machine: Mininet runs (one at a time,
+#   the runner's lock), Ansible on localhost.
+# xdist's own `--dist loadgroup` cannot be used: it renames the tests'
+# node ids, which pytest 9 no longer allows, so the groups are found from
+# the node ids by a scheduler of qlab's (pytest_xdist_make_scheduler).
+WORKFLOW_WORDS = re.compile(r"snakemake|make reproduce", re.IGNORECASE)
+HOST_MODULES = {"test_mininet", "test_roles", "test_testbed", "test_mnkernel", "test_prepare_host"}
+
+
+@functools.cache
+def _module_text(path: str) -> str:
+    return (REPO / path).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _function_sources(path: str) -> dict[str, str]:
+    text = _module_text(path)
+    return {
+        node.name: ast.get_source_segment(text, node) or ""
+        for node in ast.parse(text).body
+        if isinstance(node, ast.FunctionDef)
+    }
+
+
+def xdist_group(nodeid: str) -> str | None:
+    """The group of a test ("tests/test_x.py::test_y[param]"), or None."""
+    path, _, rest = nodeid.partition("::")
+    module = Path(path).stem
+    if module == "test_mininet":
+        source = _function_sources(path).get(rest.split("[", 1)[0].split("::")[-1], "")
+        return "workflow" if WORKFLOW_WORDS.search(source) else "host"
+    if path.endswith(".py") and WORKFLOW_WORDS.search(_module_text(path)):
+        return "workflow"
+    return "host" if module in HOST_MODULES else None
+
+
+try:
+    from xdist.scheduler import LoadScopeScheduling
+except ImportError:  # pragma: no cover (requirements.txt installs it)
+    LoadScopeScheduling = None
+
+if LoadScopeScheduling is not None:
+
+    class GroupScheduling(LoadScopeScheduling):
+        """xdist's scope scheduling, a scope being a test's group or the test."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_group(nodeid) or nodeid
+
+    def pytest_xdist_make_scheduler(config, log):
+        return GroupScheduling(config, log)
