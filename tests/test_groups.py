@@ -1,0 +1,17 @@
+"""The groups `make test` runs pytest's workers by (tests/conftest.py)."""
+
+from __future__ import annotations
+
+from .conftest import xdist_group
+
+
+def test_tests_that_share_the_checkouts_lock_or_the_host_are_grouped():
+    assert xdist_group("tests/test_e2e.py::test_every_job_ran_and_passes_the_trace_validator") == "workflow"
+    assert xdist_group("tests/test_resume.py::test_stale_snakemake_lock_is_cleared") == "workflow"
+    # test_mininet.py test by test: its workflow tests need the lock, the others the host
+    assert xdist_group("tests/test_mininet.py::test_snakemake_ansible_mininet_end_to_end") == "workflow"
+    kill = "tests/test_mininet.py::test_kill_mid_run_leaves_nothing_and_next_run_succeeds"
+    assert xdist_group(kill) == "host"
+    assert xdist_group("tests/test_roles.py::test_prepare_host_passes_check_mode_and_is_idempotent") == "host"
+    assert xdist_group("tests/test_scenario.py::test_every_repo_scenario_is_valid_and_expands") is None
+    assert xdist_group("tests/test_queueing.py::test_ns3_mm1k_blocking_meets_the_closed_form[k5]") is None
