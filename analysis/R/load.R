@@ -6,6 +6,14 @@
 
 `%||%` <- function(x, default) if (is.null(x)) default else x
 
+# readr reads and writes on one thread. Its multi-threaded writer (vroom
+# 1.6.1, Debian bookworm's) can corrupt R's heap when it writes character
+# columns: the analysis then loops forever printing "*** recursive gc
+# invocation" (seen in a CI-like run: analyze.R at 100 % CPU for over ten
+# minutes while writing a figure table; docs/benchmarks.md, "CI"). The
+# tables are small, so one thread costs nothing measurable.
+options(readr.num_threads = 1L)
+
 run_key_columns <- c("scenario", "backend", "series", "point", "seed")
 
 flow_trace_types <- list(

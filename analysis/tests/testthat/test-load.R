@@ -76,3 +76,8 @@ test_that("a scenario its profile runs nothing of is said so, from software.json
   expect_null(scenario_not_run_reason(dir, "validation/md1"))
   expect_null(scenario_not_run_reason(dir, "validation/unknown"))
 })
+
+test_that("readr reads and writes on one thread (its threaded writer corrupts R's heap)", {
+  expect_identical(getOption("readr.num_threads"), 1L)
+  expect_identical(readr:::readr_threads(), 1L)
+})
