@@ -116,5 +116,7 @@ if LoadScopeScheduling is not None:
         def _split_scope(self, nodeid: str) -> str:
             return xdist_group(nodeid) or nodeid
 
+    # optional: `pytest -p no:xdist` (one process) must still collect
+    @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(config, log):
         return GroupScheduling(config, log)
