@@ -644,7 +644,7 @@ def cmd_testbed(args: argparse.Namespace) -> int:
 
     try:
         if args.action == "up":
-            inv = testbed_vm.up(build=not args.no_build)
+            inv = testbed_vm.up(build=not args.no_build, dkms=True if args.dkms else None)
             print(f"testbed: up ({', '.join(v.name for v in testbed_vm.VMS)}); inventory {inv}")
         elif args.action == "down":
             stopped = testbed_vm.down()
@@ -983,6 +983,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tb.add_argument("action", choices=("up", "down", "status"))
     tb.add_argument("--no-build", action="store_true", help="do not check or build the image first")
+    tb.add_argument(
+        "--dkms",
+        action="store_true",
+        help="up: the router boots an image with dkms, gcc and its kernel's headers and builds qlab's "
+        "modules itself (testbed_qdisc_kmod_method: dkms) instead of taking the prebuilt ones",
+    )
     tb.set_defaults(func=cmd_testbed)
 
     ex = _command(sub, "export-images", "write built images to a tarball (docker save)")

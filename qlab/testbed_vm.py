@@ -2,7 +2,10 @@
 Debian's kernel, reached by SSH like hardware (`qlab testbed up|down|status`).
 
 Each VM boots ``build/testbed/rootfs.ext4`` (``testbed/vm/mkrootfs.sh``,
-cached) with ``-snapshot``, so every boot starts from the clean image. The
+cached) with ``-snapshot``, so every boot starts from the clean image; with
+``up(dkms=True)`` the router boots ``rootfs-dkms.ext4`` instead (the same
+with dkms, make, gcc and its kernel's headers) and builds qlab's modules
+itself (the inventory sets ``testbed_qdisc_kmod_method: dkms``). The
 management NIC is QEMU user networking with SSH forwarded from a loopback
 port; the data plane is virtio NICs joined point to point by QEMU's UDP
 socket netdevs (no tap, bridge or root network change on this machine):
@@ -99,7 +102,16 @@ def _mac(vm: VM, nic: int) -> str:
     return f"52:54:00:71:{vm.index:02x}:{nic:02x}"
 
 
-def qemu_command(vm: VM) -> list[str]:
+IMAGES = {"prebuilt": "rootfs.ext4", "dkms": "rootfs-dkms.ext4"}
+
+
+def router_method() -> str:
+    """How the running router gets qlab's modules: "dkms" when it booted the
+    DKMS image (recorded by up), else "prebuilt"."""
+    return "dkms" if _read(RUN / "tb-router.method") == "dkms" else "prebuilt"
+
+
+def qemu_command(vm: VM, image: str = IMAGES["prebuilt"]) -> list[str]:
     """The QEMU command line of one VM (TCG, the cached image as a snapshot)."""
     append = [
         "console=ttyS0",
@@ -132,7 +144,7 @@ def qemu_command(vm: VM) -> list[str]:
         "-append",
         " ".join(append),
         "-drive",
-        f"file={BUILD / 'rootfs.ext4'},format=raw,if=virtio,snapshot=on",
+        f"file={BUILD / image},format=raw,if=virtio,snapshot=on",
         "-rtc",
         "base=utc,clock=host",
         "-display",
@@ -246,11 +258,15 @@ def start_ntp() -> None:
     )
 
 
-def build_image() -> None:
-    """The cached image (testbed/vm/mkrootfs.sh does nothing when it is current)."""
-    proc = subprocess.run(["nice", "-n", "10", str(MKROOTFS), str(BUILD)], check=False)
-    if proc.returncode != 0:
-        raise TestbedError(f"{MKROOTFS.relative_to(paths.ROOT)} failed (exit {proc.returncode})")
+def build_image(dkms: bool = False) -> None:
+    """The cached image, and with dkms the router's DKMS image
+    (testbed/vm/mkrootfs.sh does nothing when one is current)."""
+    for flags in [[], ["--dkms"]] if dkms else [[]]:
+        proc = subprocess.run(["nice", "-n", "10", str(MKROOTFS), *flags, str(BUILD)], check=False)
+        if proc.returncode != 0:
+            raise TestbedError(
+                f"{MKROOTFS.relative_to(paths.ROOT)} {' '.join(flags)} failed (exit {proc.returncode})"
+            )
 
 
 def _port_free(port: int, kind: int) -> bool:
@@ -265,18 +281,28 @@ def _port_free(port: int, kind: int) -> bool:
     return True
 
 
-def up(build: bool = True) -> Path:
+def up(build: bool = True, dkms: bool | None = None) -> Path:
     """Boot the three VMs (those not running), wait for SSH and for their
     clocks to follow this machine's, write the inventory; returns the
-    inventory's path."""
+    inventory's path. dkms: the router boots the DKMS image (True), the
+    plain one (False), or, when None, the one it booted since the last
+    ``down`` (a fault test's restart keeps the layout), else the plain one."""
     if os.path.exists("/work/QUIET"):
         raise TestbedError("/work/QUIET exists: a timed measurement is running; not starting VMs")
-    if build:
-        build_image()
-    for f in ("vmlinuz", "initrd.gz", "rootfs.ext4", "ssh/id_ed25519", "ssh/host_ed25519.pub"):
-        if not (BUILD / f).exists():
-            raise TestbedError(f"{BUILD / f} missing: build the image (testbed/vm/mkrootfs.sh)")
     RUN.mkdir(parents=True, exist_ok=True)
+    router = next(vm for vm in VMS if vm.group == "routers")
+    method = router_method() if dkms is None else "dkms" if dkms else "prebuilt"
+    if _pid(router) and router_method() != method:
+        raise TestbedError(
+            f"{router.name} runs the {router_method()} image: "
+            f"`qlab testbed down` first to boot the {method} one"
+        )
+    if build:
+        build_image(dkms=method == "dkms")
+    for f in ("vmlinuz", "initrd.gz", IMAGES[method], "ssh/id_ed25519", "ssh/host_ed25519.pub"):
+        if not (BUILD / f).exists():
+            flag = " --dkms" if f == IMAGES["dkms"] else ""
+            raise TestbedError(f"{BUILD / f} missing: build the image (testbed/vm/mkrootfs.sh{flag})")
     start_ntp()
     hostkey = (BUILD / "ssh" / "host_ed25519.pub").read_text().split()[:2]
     (BUILD / "ssh" / "known_hosts").write_text(
@@ -296,13 +322,20 @@ def up(build: bool = True) -> Path:
         log.unlink(missing_ok=True)
         with open(RUN / f"{vm.name}.qemu.err", "wb") as err:
             proc = subprocess.Popen(
-                ["nice", "-n", str(VM_NICE[vm.group]), *qemu_command(vm)],
+                [
+                    "nice",
+                    "-n",
+                    str(VM_NICE[vm.group]),
+                    *qemu_command(vm, IMAGES[method if vm is router else "prebuilt"]),
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=err,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         (RUN / f"{vm.name}.pid").write_text(f"{proc.pid}\n")
+        if vm is router:
+            (RUN / f"{vm.name}.method").write_text(f"{method}\n")
         started[vm.name] = proc
     for vm in VMS:
         _wait_ssh(vm, t0, started.get(vm.name))
@@ -402,6 +435,7 @@ def write_inventory(path: Path) -> None:
                 "              testbed_egress_if: eth2",
                 f"              testbed_tc_router_cpus: {min(TESTBED_RUN_CPUS, ROUTER_CPUS)}",
                 f"              testbed_mininet_router_cpus: {ROUTER_CPUS}",
+                f"              testbed_qdisc_kmod_method: {router_method()}",
             ]
         else:
             dev, addr = next(iter(vm.addrs.items()))
@@ -466,6 +500,7 @@ def down() -> list[str]:
                 os.kill(pid, signal.SIGKILL)
             stopped.append(vm.name)
         (RUN / f"{vm.name}.pid").unlink(missing_ok=True)
+    (RUN / "tb-router.method").unlink(missing_ok=True)
     return stopped
 
 

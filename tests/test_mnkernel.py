@@ -218,6 +218,7 @@ def test_the_virtual_testbed_gives_each_run_its_router_cpus(tmp_path, monkeypatc
     from qlab import testbed_vm
 
     monkeypatch.setattr(testbed_vm, "BUILD", tmp_path)
+    monkeypatch.setattr(testbed_vm, "RUN", tmp_path / "run")
     (tmp_path / "kver").write_text("6.1.0-test-amd64\n")
     testbed_vm.write_inventory(tmp_path / "inv.yml")
     router = yaml.safe_load((tmp_path / "inv.yml").read_text())["all"]["children"]["testbed"]["children"]

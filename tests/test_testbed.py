@@ -134,6 +134,138 @@ Leap status     : Normal"""
     assert tracking("506 Cannot talk to daemon", rc=1) is None
 
 
+def test_the_module_lists_agree():
+    """Kbuild's modules, dkms.conf's and the testbed_qdisc_kmod role's load
+    list name the same modules; the role loads qlab_core (the others'
+    dependency) first."""
+    import re
+
+    import yaml
+
+    kbuild = re.search(r"^obj-m \+= (.*)$", (REPO / "disciplines/linux/Kbuild").read_text(), re.M)[1]
+    dkms = re.findall(
+        r'^BUILT_MODULE_NAME\[\d+\]="([^"]+)"', (REPO / "disciplines/linux/dkms.conf").read_text(), re.M
+    )
+    role = yaml.safe_load((REPO / "roles/testbed_qdisc_kmod/defaults/main.yml").read_text())
+    load = role["testbed_qdisc_kmod_modules"]
+    assert sorted(m.removesuffix(".o") for m in kbuild.split()) == sorted(dkms) == sorted(load)
+    assert load[0] == "qlab_core"
+
+
+def test_dkms_method_builds_the_bundled_tree_only_when_it_changed(tmp_path, monkeypatch):
+    """The host tool's DKMS method (testbed_qdisc_kmod_method: dkms) with a
+    fake dkms: the bundle's tree (mkbundle.py --tree, from `make dkms-src`)
+    lands in /usr/src/qlab-<dkms.conf's version> and is added, built and
+    installed; the same tree, installed, builds nothing; a stray file in
+    the installed tree is removed and the tree rebuilt; a failing build is
+    named with dkms's words."""
+    import importlib.util
+    import re
+    import subprocess
+    import sys
+
+    spec = importlib.util.spec_from_file_location("qlab_tb_host", REPO / "testbed/host/qlab_tb_host.py")
+    host = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(host)
+    tree = tmp_path / "tree"
+    subprocess.run(
+        ["make", "-s", "-C", "disciplines/linux", "dkms-src", f"DEST={tree}"], cwd=REPO, check=True
+    )
+    bundle = tmp_path / "kmod.pyz"
+    mk = [sys.executable, str(REPO / "testbed/host/mkbundle.py"), str(bundle), "--tree", "dkms", str(tree)]
+    subprocess.run(mk, check=True)
+    bad = subprocess.run(
+        [*mk[:3], "--tree", "dkms", str(tmp_path / "nothing")], capture_output=True, text=True
+    )
+    assert bad.returncode == 2 and "--tree needs" in bad.stderr
+    version = re.search(r'PACKAGE_VERSION="([^"]+)"', (tree / "dkms.conf").read_text())[1]
+    log, state, fail = tmp_path / "dkms.log", tmp_path / "installed", tmp_path / "fail"
+    fake = tmp_path / "bin" / "dkms"
+    fake.parent.mkdir()
+    fake.write_text(
+        f"""#!/bin/sh
+echo "$1" >> {log}
+case "$1" in
+status) [ -e {state} ] && echo "qlab/{version}, 6.1.0-test, x86_64: installed"; exit 0 ;;
+build) [ -e {fail} ] && {{ echo "Error! Bad return status for module build" >&2; exit 10; }} ;;
+install) touch {state} ;;
+remove) rm -f {state} ;;
+esac
+exit 0
+"""
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    monkeypatch.setattr(sys, "argv", [str(bundle)])
+    src = tmp_path / "usr-src"
+
+    def build() -> tuple[dict, list[str]]:
+        log.unlink(missing_ok=True)
+        res = host.dkms_build("6.1.0-test", src_root=str(src))
+        return res, log.read_text().split() if log.exists() else []
+
+    res, calls = build()
+    assert res == {"built": True, "version": version, "error": ""}, res
+    assert calls[-3:] == ["add", "build", "install"], calls
+    dest = src / f"qlab-{version}"
+    assert sorted(p.relative_to(dest) for p in dest.rglob("*") if p.is_file()) == sorted(
+        p.relative_to(tree) for p in tree.rglob("*") if p.is_file()
+    )
+    res, calls = build()
+    assert not res["built"] and calls == ["status"], (res, calls)
+    (dest / "core" / "stale.c").write_text("/* from an older tree */\n")
+    res, calls = build()
+    assert res["built"] and not (dest / "core" / "stale.c").exists(), (res, calls)
+    fail.touch()
+    (dest / "dkms.conf").write_text((tree / "dkms.conf").read_text() + "# changed\n")
+    res, _ = build()
+    assert (
+        not res["built"] and "dkms build exit 10" in res["error"] and "Bad return status" in res["error"]
+    ), res
+
+
+def test_the_router_s_image_follows_up_and_shows_in_the_inventory(tmp_path, monkeypatch):
+    """`qlab testbed up --dkms` boots the router from the DKMS image and the
+    inventory tells the roles (testbed_qdisc_kmod_method: dkms); a running
+    router is not silently given the other image; `down` forgets it."""
+    import yaml
+
+    from qlab import testbed_vm as tv
+
+    monkeypatch.setattr(tv, "BUILD", tmp_path)
+    monkeypatch.setattr(tv, "RUN", tmp_path / "run")
+    (tmp_path / "kver").write_text("6.1.0-test-amd64\n")
+    router = next(vm for vm in tv.VMS if vm.group == "routers")
+
+    def method_in_inventory() -> str:
+        tv.write_inventory(tmp_path / "inv.yml")
+        doc = yaml.safe_load((tmp_path / "inv.yml").read_text())
+        return doc["all"]["children"]["testbed"]["children"]["routers"]["hosts"][router.name][
+            "testbed_qdisc_kmod_method"
+        ]
+
+    assert tv.router_method() == "prebuilt" == method_in_inventory()
+    cmd = tv.qemu_command(router, tv.IMAGES["dkms"])
+    assert any(a.startswith(f"file={tmp_path / 'rootfs-dkms.ext4'},") for a in cmd), cmd
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "tb-router.method").write_text("dkms\n")
+    assert tv.router_method() == "dkms" == method_in_inventory()
+    monkeypatch.setattr(tv, "_pid", lambda vm: 4242 if vm is router else None)
+    with pytest.raises(tv.TestbedError, match="tb-router runs the dkms image: `qlab testbed down` first"):
+        tv.up(build=False, dkms=False)
+    monkeypatch.setattr(tv, "_pid", lambda vm: None)
+    monkeypatch.setattr(tv, "_ntp_pid", lambda: None)
+    tv.down()
+    assert tv.router_method() == "prebuilt"
+    for f in ("vmlinuz", "initrd.gz", "rootfs.ext4", "ssh/id_ed25519", "ssh/host_ed25519.pub"):
+        (tmp_path / f).parent.mkdir(exist_ok=True)
+        (tmp_path / f).write_text("")
+    with pytest.raises(
+        tv.TestbedError, match=r"rootfs-dkms.ext4 missing: build the image \(testbed/vm/mkrootfs.sh --dkms\)"
+    ):
+        tv.up(build=False, dkms=True)
+
+
 def test_refuses_what_it_cannot_build():
     # plan hosts of a side share a machine under their own addresses: the
     # plan's ports may repeat (the ncq-conf emulation's do)
@@ -482,36 +614,32 @@ def vm_testbed():
         testbed_vm.down()
 
 
-def test_vm_testbed_preparation_is_idempotent(vm_testbed):
-    """preflight and qdisc_kmod (playbooks/testbed-prepare.yml): the second run changes nothing."""
+def _prepare() -> dict[str, int]:
+    """playbooks/testbed-prepare.yml on the testbed: each host's changed count."""
     import re
     import subprocess
 
     from qlab.backends import testbed as tb
 
-    def play() -> dict[str, int]:
-        extra = json.dumps({"qlab_tb_kmod_dir": str(tb.KMOD_DIR), "qlab_tb_tc_dir": str(tb.TC_DIR)})
-        env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "playbooks/ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
-        proc = subprocess.run(
-            [
-                str(REPO / ".venv/bin/ansible-playbook"),
-                "-i",
-                str(tb.inventory()),
-                "playbooks/testbed-prepare.yml",
-                "-e",
-                extra,
-            ],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1200,
-        )
-        assert proc.returncode == 0, proc.stdout[-3000:]
-        return {h: int(c) for h, c in re.findall(r"(tb-\w+)\s+: ok=\d+\s+changed=(\d+)", proc.stdout)}
+    extra = json.dumps({"qlab_tb_kmod_dir": str(tb.KMOD_DIR), "qlab_tb_tc_dir": str(tb.TC_DIR)})
+    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "playbooks/ansible.cfg"), "ANSIBLE_NOCOLOR": "1"}
+    proc = subprocess.run(
+        [str(REPO / ".venv/bin/ansible-playbook"), "-i", str(tb.inventory()), "playbooks/testbed-prepare.yml"]
+        + ["-e", extra],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    return {h: int(c) for h, c in re.findall(r"(tb-\w+)\s+: ok=\d+\s+changed=(\d+)", proc.stdout)}
 
-    play()
-    second = play()
+
+def test_vm_testbed_preparation_is_idempotent(vm_testbed):
+    """preflight and qdisc_kmod (playbooks/testbed-prepare.yml): the second run changes nothing."""
+    _prepare()
+    second = _prepare()
     assert len(second) == 3 and not any(second.values()), second
 
 
@@ -671,49 +799,6 @@ def test_vm_testbed_fails_loudly_on_a_dead_host_and_collects_nothing(vm_testbed,
         vm_testbed.up(build=False)
 
 
-def test_vm_testbed_runs_the_modules_dkms_builds(vm_testbed, tmp_path):
-    """The DKMS tree (make -C disciplines/linux dkms-src) built by dkms for
-    the router's kernel, on this machine (the guests have no headers), in a
-    DKMS tree of the test's own; its modules then run a job on the router."""
-    _full("the DKMS build")
-    import re
-    import subprocess
-
-    if not shutil.which("dkms"):
-        pytest.fail("dkms not installed (apt-get install dkms; scripts/setup.sh installs it)")
-    kver = (REPO / "build/testbed/kver").read_text().strip()
-    version = re.search(r'PACKAGE_VERSION="([^"]+)"', (REPO / "disciplines/linux/dkms.conf").read_text())[1]
-    src, tree, kmod = tmp_path / "src", tmp_path / "tree", tmp_path / "kmod"
-    subprocess.run(
-        ["make", "-s", "-C", "disciplines/linux", "dkms-src", f"DEST={src}/qlab-{version}"],
-        cwd=REPO,
-        check=True,
-    )
-    tree.mkdir()
-    t0 = time.monotonic()
-    for verb in (["add"], ["build", "-k", kver]):
-        r = subprocess.run(
-            ["dkms", *verb, "-m", "qlab", "-v", version, "--sourcetree", str(src), "--dkmstree", str(tree)],
-            capture_output=True,
-            text=True,
-        )
-        assert r.returncode == 0, f"dkms {verb[0]}: {r.stdout[-800:]} {r.stderr[-800:]}"
-    print(f"dkms built qlab {version} for {kver} in {time.monotonic() - t0:.0f} s")
-    kmod.mkdir()
-    for ko in (tree / "qlab" / version / kver).rglob("*.ko"):
-        shutil.copy(ko, kmod / ko.name)
-    assert {p.stem for p in kmod.iterdir()} >= {
-        "qlab_core",
-        "sch_qlab",
-        "sch_ncq",
-        "sch_cqaqm",
-        "sch_srd",
-        "sch_rbwfq",
-    }
-    facts = _play(_vm_plan(), tmp_path, kmod_dir=kmod)
-    faithful(facts["valid"], facts["invalid_reasons"])
-
-
 # After the faults: the next run starts clean, with each of the kernel's qlab
 # qdiscs (qlab, ncq, cqaqm, srd, rbwfq).
 @pytest.mark.parametrize("kind", ["ncq", "droptail", "cqaqm", "srd", "rbaqm"])
@@ -814,3 +899,42 @@ def test_vm_mnkernel_names_the_tc_option_the_module_refuses(vm_testbed, tmp_path
     # Mininet's host shells and the flows' processes, gone with the run
     left = _ssh(vm_testbed, "tb-router", "pgrep -fc '[m]ininet:|[q]lab_traffic' || true")
     assert left.strip() == "0", left
+
+
+# Last: it boots the testbed twice more.
+def test_vm_testbed_router_builds_the_modules_with_dkms(vm_testbed, tmp_path):
+    """The role's DKMS method on the router itself: the router boots the
+    DKMS image (`qlab testbed up --dkms`: dkms, make, gcc and its kernel's
+    headers), the role sends the DKMS tree made from this checkout and dkms
+    builds and installs it there; a job runs through the modules it built,
+    and a second preparation builds and changes nothing."""
+    _full("the DKMS method on the router")
+    vm_testbed.down()
+    try:
+        t0 = time.monotonic()
+        vm_testbed.up(dkms=True)
+        print(f"virtual testbed up with the DKMS router in {time.monotonic() - t0:.0f} s")
+        assert "testbed_qdisc_kmod_method: dkms" in vm_testbed.INVENTORY.read_text()
+        job = write_plan(tmp_path, _vm_plan())
+        t0 = time.monotonic()
+        run = runjob.run_job(job, tmp_path / "out", tmp_path / "run.log")
+        print(
+            f"the first job, DKMS build included: {time.monotonic() - t0:.0f} s; fidelity {run['fidelity']}"
+        )
+        assert run["versions"]["testbed-kmod"] == "dkms", run["versions"]
+        faithful(run["valid"], run["invalid_reasons"])
+        kver = run["versions"]["testbed-kernel"]
+        for mod in ("qlab_core", "sch_ncq"):
+            assert (
+                _ssh(vm_testbed, "tb-router", f"modinfo -n {mod}")
+                .strip()
+                .startswith(f"/lib/modules/{kver}/updates/dkms/{mod}.ko")
+            )
+        assert "qlab/" in _ssh(vm_testbed, "tb-router", f"dkms status -k {kver}")
+        t0 = time.monotonic()
+        again = _prepare()
+        print(f"a second preparation: {time.monotonic() - t0:.0f} s, changed {again}")
+        assert len(again) == 3 and not any(again.values()), again
+    finally:
+        vm_testbed.down()
+        vm_testbed.up(dkms=False)

@@ -434,7 +434,11 @@ class TestbedBackend(Backend):
         facts: dict[str, Any] = {
             "end_ns": end_ns,
             "wall_time_s": round(end_ns / 1e9, 3),
-            "versions": {"testbed-kernel": clock.get("kernel", "unknown")},
+            "versions": {
+                "testbed-kernel": clock.get("kernel", "unknown"),
+                # how the router got qlab's modules: prebuilt, or built there by DKMS
+                "testbed-kmod": clock.get("kmod_method", "unknown"),
+            },
             "valid": not reasons,
             "invalid_reasons": reasons,
             "fidelity": {

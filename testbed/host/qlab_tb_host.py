@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import glob
 import json
 import os
 import shutil
@@ -439,6 +440,8 @@ def step_preflight(spec: dict) -> dict:
     out: dict = {"clock_ns": time.time_ns(), "uid": os.getuid(), "kernel": os.uname().release}
     out["missing"] = [t for t in ("tc", "ip", "ethtool", "sysctl", "ping") if not shutil.which(t)]
     out["headers"] = os.path.isdir(f"/lib/modules/{out['kernel']}/build")
+    # what the DKMS method builds with (testbed_qdisc_kmod_method: dkms)
+    out["dkms_missing"] = [t for t in ("dkms", "make", "cc") if not shutil.which(t)]
     try:
         st = os.statvfs(spec["work_dir"])
         out["free_mb"] = st.f_bavail * st.f_frsize // (1 << 20)
@@ -480,6 +483,71 @@ def bundle_files() -> dict[str, bytes]:
         return {n: z.read(n) for n in z.namelist() if n != "__main__.py" and "/" not in n}
 
 
+def bundle_tree(name: str) -> dict[str, bytes]:
+    """The files of the bundle's tree NAME (mkbundle.py --tree), by their
+    path in it."""
+    import zipfile
+
+    if not zipfile.is_zipfile(sys.argv[0]):
+        return {}
+    with zipfile.ZipFile(sys.argv[0]) as z:
+        return {n[len(name) + 1 :]: z.read(n) for n in z.namelist() if n.startswith(f"{name}/")}
+
+
+DKMS_SRC = "/usr/src"
+
+
+def dkms_build(kernel: str, src_root: str = DKMS_SRC) -> dict:
+    """The DKMS method: the bundle's tree "dkms" (make -C disciplines/linux
+    dkms-src) as /usr/src/qlab-<its PACKAGE_VERSION>, built and installed by
+    dkms for this kernel when the tree changed or dkms has not installed it
+    for this kernel yet. {"built": bool, "version", "error": "" or what went
+    wrong, with the tail of dkms's build log}."""
+    import re
+
+    tree = bundle_tree("dkms")
+    conf = tree.get("dkms.conf", b"").decode(errors="replace")
+    m = re.search(r'^PACKAGE_VERSION="?([^"\s]+)"?', conf, re.M)
+    if not m:
+        return {
+            "built": False,
+            "version": "",
+            "error": "the bundle has no DKMS tree with a PACKAGE_VERSION in dkms.conf",
+        }
+    version = m.group(1)
+    res = {"built": False, "version": version, "error": ""}
+    dest = os.path.join(src_root, f"qlab-{version}")
+    changed = False
+    for rel, data in sorted(tree.items()):
+        if not _same(os.path.join(dest, rel), data):
+            os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+            _write(os.path.join(dest, rel), data)
+            changed = True
+    for d, _, names in os.walk(dest):
+        for n in names:
+            if os.path.relpath(os.path.join(d, n), dest) not in tree:
+                os.unlink(os.path.join(d, n))
+                changed = True
+    rc, text, _ = run(["dkms", "status", "-m", "qlab", "-v", version, "-k", kernel], timeout=60)
+    if not changed and rc == 0 and "installed" in text:
+        return res
+    run(["dkms", "remove", "-m", "qlab", "-v", version, "--all"], timeout=120)
+    for verb in (["add"], ["build", "-k", kernel], ["install", "-k", kernel]):
+        rc, text, err = run(["dkms", *verb, "-m", "qlab", "-v", version], timeout=1800)
+        if rc != 0:
+            log = f"/var/lib/dkms/qlab/{version}/build/make.log"
+            tail = ""
+            try:
+                with open(log, encoding="utf-8", errors="replace") as f:
+                    tail = " ".join(f.read().splitlines()[-8:])
+            except OSError:
+                pass
+            res["error"] = f"dkms {verb[0]} exit {rc}: {(err or text).strip()[-300:]} {tail}".strip()
+            return res
+    res["built"] = True
+    return res
+
+
 def _same(path: str, data: bytes) -> bool:
     try:
         with open(path, "rb") as f:
@@ -498,18 +566,42 @@ def _write(path: str, data: bytes, mode: int = 0o644) -> None:
 
 def step_kmod(spec: dict) -> dict:
     """spec: {"modules": [load order], "tc_lib_dir", "method": "prebuilt" |
-    "dkms", "reload": bool}. The bundle this runs from (mkbundle.py) holds
-    <module>.ko (prebuilt; DKMS installs its own) and q_<name>.so.
-    Modules whose files changed (all of them with reload, after a DKMS
+    "dkms"}. The bundle this runs from (mkbundle.py) holds <module>.ko
+    (prebuilt) or the DKMS source tree (dkms: built here, dkms_build), and
+    q_<name>.so. Modules whose files changed (all of them after a DKMS
     build) are unloaded first, with the qlab qdiscs that hold them, so the
-    run uses what was built."""
+    run uses what was built. The two methods' files never stand side by
+    side: modprobe would load whichever its search order finds first."""
     kernel = os.uname().release
     mod_dir = f"/lib/modules/{kernel}/updates/qlab"
+    method = spec.get("method", "prebuilt")
     res: dict = {"kernel": kernel, "changed": False, "installed": [], "reloaded": [], "failed": {}}
     files = bundle_files()
     os.makedirs(mod_dir, exist_ok=True)
-    changed_mods = list(spec["modules"]) if spec.get("reload") else []
-    for name in spec["modules"] if spec.get("method", "prebuilt") == "prebuilt" else []:
+    changed_mods: list[str] = []
+    if method == "dkms":
+        built = dkms_build(kernel)
+        res["dkms"] = built
+        if built["error"]:
+            res["failed"]["dkms"] = built["error"]
+            return res
+        if built["built"]:
+            changed_mods = list(spec["modules"])
+            res["installed"].append(f"qlab {built['version']} (dkms)")
+        for name in spec["modules"]:  # the prebuilt method's copies
+            if os.path.exists(f"{mod_dir}/{name}.ko"):
+                os.unlink(f"{mod_dir}/{name}.ko")
+                if name not in changed_mods:
+                    changed_mods.append(name)
+    else:
+        dkms_copies = [m for m in spec["modules"] if glob.glob(f"/lib/modules/{kernel}/updates/dkms/{m}.ko*")]
+        if dkms_copies:
+            res["failed"]["modules"] = (
+                f"DKMS has installed qlab's {', '.join(dkms_copies)} for {kernel}: modprobe could load "
+                "those, not the prebuilt ones (dkms remove -m qlab --all, or testbed_qdisc_kmod_method: dkms)"
+            )
+            return res
+    for name in spec["modules"] if method == "prebuilt" else []:
         data = files.get(f"{name}.ko")
         if data is None:
             res["failed"][name] = "not in the bundle (was it built?)"
@@ -525,7 +617,7 @@ def step_kmod(spec: dict) -> dict:
                 os.makedirs(spec["tc_lib_dir"], exist_ok=True)
                 _write(dest, data)
                 res["installed"].append(name)
-    res["installed"] += [f"{m}.ko" for m in changed_mods if not spec.get("reload")]
+    res["installed"] += [f"{m}.ko" for m in changed_mods if method == "prebuilt"]
     if changed_mods:
         res["changed"] = True
         rc, _, err = run(["depmod", "-a", kernel])
@@ -563,7 +655,6 @@ def set_online_cpus(n: int, root: str = "/sys/devices/system/cpu") -> str:
     mnkernel run two. A problem, or ""."""
     if n <= 0:
         return ""
-    import glob
     import re
 
     for path in sorted(glob.glob(os.path.join(root, "cpu[0-9]*", "online"))):

@@ -11,11 +11,20 @@
 #   build/testbed/vmlinuz       Debian's kernel <kver> (the one qlab's
 #                               modules are built against: vm/kver.sh)
 #   build/testbed/ssh/          the controller's key and the VMs' host key
+#   build/testbed/rootfs-dkms.ext4   with --dkms: the same with dkms, make,
+#                               gcc and the headers of <kver>, for a router
+#                               that builds qlab's modules itself
+#                               (`qlab testbed up --dkms`)
 # Every VM boots the same image with QEMU's -snapshot: nothing a run writes
 # survives a shutdown, so each `qlab testbed up` starts from a clean host.
 #
-#   testbed/vm/mkrootfs.sh [BUILD_DIR]     (root; Debian's archive reachable)
+#   testbed/vm/mkrootfs.sh [--dkms] [BUILD_DIR]     (root; Debian's archive reachable)
 set -eu
+image=rootfs
+if [ "${1:-}" = --dkms ]; then
+	image=rootfs-dkms
+	shift
+fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -24,14 +33,19 @@ linux=$repo/build/linux
 mirror=${QLAB_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 kver=$("$repo/disciplines/linux/vm/kver.sh")
 packages=openssh-server,python3,iproute2,iperf3,kmod,procps,iputils-ping,ethtool,tini,chrony,tcpdump,mininet,bridge-utils
+# the DKMS image: the build tools from bookworm; the kernel's headers are
+# unpacked from Debian's packages of <kver> below (debootstrap sees only
+# bookworm itself, and <kver> may come from its security or updates suites)
+[ "$image" = rootfs ] || packages=$packages,dkms,make,gcc,gcc-12,libc6-dev
 
 [ "$(id -u)" = 0 ] || { echo "mkrootfs.sh: needs root (debootstrap, chroot)" >&2; exit 1; }
 for tool in debootstrap mkfs.ext4 depmod busybox ssh-keygen; do
 	command -v "$tool" >/dev/null || { echo "mkrootfs.sh: $tool not found (apt-get install debootstrap e2fsprogs kmod busybox-static openssh-client)" >&2; exit 1; }
 done
 stamp="$kver $packages $(cat "$here/qlab-init" "$0" | md5sum | cut -d' ' -f1)"
-if [ -e "$out/rootfs.ext4" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ]; then
-	echo "mkrootfs: cached ($out/rootfs.ext4)"
+stampf=$out/stamp${image#rootfs}
+if [ -e "$out/$image.ext4" ] && [ "$(cat "$stampf" 2>/dev/null)" = "$stamp" ]; then
+	echo "mkrootfs: cached ($out/$image.ext4)"
 	exit 0
 fi
 mkdir -p "$out"
@@ -58,6 +72,21 @@ rm -f "$root/.done"
 mkdir -p "$root/lib/modules"
 cp -a "$work/kernel/lib/modules/$kver" "$root/lib/modules/"
 install -m 755 "$here/qlab-init" "$root/sbin/qlab-init"
+if [ "$image" = rootfs-dkms ]; then
+	# linux-headers-<kver>, its -common and the linux-kbuild it depends on,
+	# as this machine's apt finds them (the files only: dkms needs
+	# /lib/modules/<kver>/build, not dpkg's record of them)
+	hdr=linux-headers-$kver
+	deps=$(apt-cache depends "$hdr" | awk '$1 == "Depends:" && $2 ~ /^linux-(headers-.*-common|kbuild-)/ { print $2 }')
+	[ -n "$deps" ] || { echo "mkrootfs.sh: apt knows no $hdr (apt-get update?)" >&2; exit 1; }
+	mkdir -p "$work/hdr"
+	(cd "$work/hdr" && apt-get download -qq -o APT::Sandbox::User=root "$hdr" $deps) ||
+		{ echo "mkrootfs.sh: apt-get download $hdr $deps failed" >&2; exit 1; }
+	# --keep-directory-symlink: /lib is a symlink to usr/lib (merged /usr)
+	for d in "$work"/hdr/*.deb; do dpkg-deb --fsys-tarfile "$d" | tar -x --keep-directory-symlink -C "$root"; done
+	[ -e "$root/lib/modules/$kver/build/Makefile" ] ||
+		{ echo "mkrootfs.sh: the headers of $kver did not unpack a build tree" >&2; exit 1; }
+fi
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
 
 # SSH: root by the controller's key only; one host key for every VM (the
@@ -81,8 +110,8 @@ SSHD
 
 # The image: sized for the tree plus room for a run's traces.
 size_mb=$(($(du -sm "$root" | cut -f1) + 512))
-rm -f "$out/rootfs.ext4.tmp"
-mkfs.ext4 -q -L qlab-root -d "$root" "$out/rootfs.ext4.tmp" "${size_mb}M"
+rm -f "$out/$image.ext4.tmp"
+mkfs.ext4 -q -L qlab-root -d "$root" "$out/$image.ext4.tmp" "${size_mb}M"
 
 # The initramfs: busybox, the modules that reach /dev/vda and ext4, an init
 # that mounts it and hands over to /sbin/qlab-init.
@@ -116,7 +145,7 @@ chmod 755 "$ird/init"
 (cd "$ird" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 >"$out/initrd.gz"
 
 mv "$out/vmlinuz.tmp" "$out/vmlinuz"
-mv "$out/rootfs.ext4.tmp" "$out/rootfs.ext4"
+mv "$out/$image.ext4.tmp" "$out/$image.ext4"
 echo "$kver" >"$out/kver"
-echo "$stamp" >"$out/stamp"
-echo "mkrootfs: $out/rootfs.ext4 ($size_mb MiB, kernel $kver)"
+echo "$stamp" >"$stampf"
+echo "mkrootfs: $out/$image.ext4 ($size_mb MiB, kernel $kver)"
