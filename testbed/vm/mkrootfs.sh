@@ -15,8 +15,9 @@
 #                               gcc and the headers of <kver>, for a router
 #                               that builds qlab's modules itself
 #                               (`qlab testbed up --dkms`)
-# Every VM boots the same image with QEMU's -snapshot: nothing a run writes
-# survives a shutdown, so each `qlab testbed up` starts from a clean host.
+# Every VM boots its image (the router's may be the DKMS one) with QEMU's
+# -snapshot: nothing a run writes survives a shutdown, so each `qlab
+# testbed up` starts from a clean host.
 #
 #   testbed/vm/mkrootfs.sh [--dkms] [BUILD_DIR]     (root; Debian's archive reachable)
 set -eu
