@@ -7,8 +7,6 @@
 # workflow and kill another mid-way; export. Exits 0 with a note when no
 # Docker engine answers.
 #   tests/test_docker.sh [pytest args]
-#   tests/test_docker.sh --build-only    the images only, no test (.ci/run
-#                                        builds them beside the testbed smoke)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export TZ=UTC
@@ -30,5 +28,4 @@ images="build/images/ns3.json build/images/emu.json"
 # shellcheck disable=SC2086  # the targets are words
 .venv/bin/snakemake --workflow-profile workflows/profiles/docker --cores 6 --quiet rules -- $images \
   || { tail -n 40 logs/images/*.log >&2; exit 1; }
-[ "${1:-}" = --build-only ] && exit 0
 QLAB_TEST_DOCKER=1 .venv/bin/pytest -q tests/test_docker.py "$@"
