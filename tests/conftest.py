@@ -66,13 +66,16 @@ def faithful(valid: bool, reasons: list[str]) -> bool:
 #   qlab's reproduction lock in .snakemake (a second reproduction exits 2),
 #   and their module-scoped fixtures are reproductions that must run once.
 #   A module is in it when its text names Snakemake; so is a test of
-#   test_mininet.py whose own source does.
+#   test_mininet.py or test_hostile.py whose own source does (the rest of
+#   those modules runs no workflow: test_hostile's names it in docstrings,
+#   and its 1,500-case fuzz test would otherwise wait for the workflow's).
 # - "host": tests that change this machine: Mininet runs (one at a time,
 #   the runner's lock), Ansible on localhost.
 # xdist's own `--dist loadgroup` cannot be used: it renames the tests'
 # node ids, which pytest 9 no longer allows, so the groups are found from
 # the node ids by a scheduler of qlab's (pytest_xdist_make_scheduler).
 WORKFLOW_WORDS = re.compile(r"snakemake|make reproduce", re.IGNORECASE)
+PER_TEST_MODULES = {"test_mininet", "test_hostile"}
 HOST_MODULES = {"test_mininet", "test_roles", "test_testbed", "test_mnkernel", "test_prepare_host"}
 
 
@@ -95,9 +98,11 @@ def xdist_group(nodeid: str) -> str | None:
     """The group of a test ("tests/test_x.py::test_y[param]"), or None."""
     path, _, rest = nodeid.partition("::")
     module = Path(path).stem
-    if module == "test_mininet":
+    if module in PER_TEST_MODULES:
         source = _function_sources(path).get(rest.split("[", 1)[0].split("::")[-1], "")
-        return "workflow" if WORKFLOW_WORDS.search(source) else "host"
+        if WORKFLOW_WORDS.search(source):
+            return "workflow"
+        return "host" if module in HOST_MODULES else None
     if path.endswith(".py") and WORKFLOW_WORDS.search(_module_text(path)):
         return "workflow"
     return "host" if module in HOST_MODULES else None
