@@ -225,6 +225,17 @@ def is_realtime(wildcards):
     return qlab_backends.get(wildcards.backend).realtime
 
 
+def run_priority(wildcards):
+    """A run's scheduling priority: an emulation's first (10: they start
+    while the cores are free, a simulation beside each), then every other
+    run (1), and only then what reads their results (0: collections,
+    analyses, pages), so that no paper's last simulations start after
+    other papers' analyses and pages have taken the cores and leave one
+    idle at the end (docs/benchmarks.md, "Orchestration": 180 core-s of a
+    quick reproduction)."""
+    return 10 if is_realtime(wildcards) else 1
+
+
 def simulate_threads(wildcards):
     """A point job's cores: every one for an exclusive backend (the virtual
     testbed), every one but one for another realtime backend (one simulation

@@ -16,7 +16,7 @@ rule plan:
     log:
         f"{RESULTS}/logs/plan/{{paper}}/{{name}}/{{backend}}/{{point}}.log",
     # an emulation's plans first, so its runs can start early (rule simulate)
-    priority: lambda wildcards: 10 if is_realtime(wildcards) else 0
+    priority: run_priority
     localrule: True
     params:
         digest=plans_digest,
@@ -61,7 +61,7 @@ rule simulate:
     log:
         f"{RESULTS}/logs/simulate/{{paper}}/{{name}}/{{backend}}/{{point}}.log",
     # an emulation's runs first (see threads)
-    priority: lambda wildcards: 10 if is_realtime(wildcards) else 0
+    priority: run_priority
     # A cluster profile batches these (group-components) where per-job
     # overhead would dominate; locally each runs as its own process.
     group:
@@ -107,6 +107,7 @@ rule simulate_batch:
         f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/{{point}}/batch-{{batch}}.json",
     log:
         f"{RESULTS}/logs/simulate/{{paper}}/{{name}}/{{backend}}/{{point}}.batch-{{batch}}.log",
+    priority: run_priority
     group:
         "simulate"
     threads: 1
@@ -137,6 +138,8 @@ rule collect_batch:
         runs=f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/batch-{{batch}}/runs.csv.gz",
     log:
         f"{RESULTS}/logs/collect/{{paper}}/{{name}}/{{backend}}/set-{BENCH_SET}-batch-{{batch}}.log",
+    # it and the decision open the next batch's runs: a run's priority
+    priority: run_priority
     localrule: True
     threads: 1
     params:
@@ -183,6 +186,7 @@ rule bench_decide:
         f"{RESULTS}/{{paper}}/{{name}}/{{backend}}/sets/{BENCH_SET}/batch-{{batch}}.json",
     log:
         f"{RESULTS}/logs/analyze/{{paper}}/{{name}}/{{backend}}/set-{BENCH_SET}-batch-{{batch}}.log",
+    priority: run_priority
     threads: 1
     params:
         batch_size=lambda w: REPETITION[f"{w.paper}/{w.name}"],
