@@ -124,6 +124,35 @@ def test_broken_runs_are_caught(tmp_path, mutate, expect):
         assert any(expect in p for p in problems), problems
 
 
+def test_rows_checked_skips_only_the_rows_of_that_table(tmp_path):
+    """run-job checks the packet trace's rows as it writes them
+    (finalise._check_packet_facts) and does not parse them again; the
+    table is still held to run.json's record, and every other table
+    still parsed."""
+    header = [c.name for c in traces.TABLES["packets"]["columns"]]
+    bad_rows = [
+        [1, 0.5, "bottleneck:L", "enq", 0, 100, 0, None, None],
+        [0, 0.1, "bottleneck:L", "enq", 0, 100, 0, None, None],
+    ]
+    d = make_run(
+        tmp_path / "r",
+        queues=[[0.0, "bottleneck:L", 0, 0, 0, 0, 0, 0, None], [0.0, "bottleneck:L", 0, 0, 0, 0, 0, 0, None]],
+    )
+    traces.write_csv_gz(d / "packets.csv.gz", header, bad_rows)
+    run = json.loads((d / "run.json").read_text())
+    run["tables"]["packets.csv.gz"] = traces.file_record(d / "packets.csv.gz")
+    (d / "run.json").write_text(json.dumps(run))
+    assert any("packets.csv.gz: rows are not sorted" in p for p in traces.check_dir(d))
+    skipped = traces.check_dir(d, rows_checked=("packets",))
+    assert not any("packets.csv.gz" in p for p in skipped)
+    assert any("queues.csv.gz: line 3: a duplicate row" in p for p in skipped), skipped
+    (d / "packets.csv.gz").write_bytes((d / "packets.csv.gz").read_bytes() + b"\0")
+    assert any(
+        "SHA-256 differs" in p or "bytes, run.json recorded" in p
+        for p in traces.check_dir(d, rows_checked=("packets",))
+    )
+
+
 def test_missing_table_and_wrong_header(tmp_path):
     d = make_run(tmp_path / "r")
     (d / "queues.csv.gz").unlink()
