@@ -230,9 +230,10 @@ def run_priority(wildcards):
     while the cores are free, a simulation beside each), then every other
     run (1), and only then what reads their results (0: collections,
     analyses, pages), so that no paper's last simulations start after
-    other papers' analyses and pages have taken the cores and leave one
-    idle at the end (docs/benchmarks.md, "Orchestration": 180 core-s of a
-    quick reproduction)."""
+    other papers' analyses and pages have taken the cores, as in one quick
+    reproduction that left 180 core-s idle at its end. On a CPU-bound run
+    it changes nothing measurable (docs/benchmarks.md, "2026-11-28
+    (nineteenth session)" under "Orchestration")."""
     return 10 if is_realtime(wildcards) else 1
 
 
