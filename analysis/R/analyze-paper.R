@@ -253,6 +253,8 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
                  results_dir, paper,
                  paste(file.path(results_dir, scenarios, "<backend>", "runs.csv.gz"), collapse = ", ")))
   }
+  # only the metrics the items and claims read (the rest took most of an analysis's time)
+  wanted <- metrics_named(c(spec$items, claims))
   loaded <- list()
   for (backend in backends) {
     for (scenario in scenarios) {
@@ -268,7 +270,8 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
       }
       loaded[[backend]][[scenario]] <- list(
         results = results,
-        metrics = compute_run_metrics(results, warmup_s = scenario_warmup_s(spec, scenario)),
+        metrics = compute_run_metrics(results, warmup_s = scenario_warmup_s(spec, scenario),
+                                      metrics = wanted[[scenario]] %||% character()),
         sweep_vars = results$sweep_vars
       )
     }

@@ -212,6 +212,12 @@ paired_p <- function(differences) {
   one_sample_t(differences)$p_value # stats::t.test()'s p-value, without its overhead (stats.R)
 }
 
+#' The metrics a workload's leaderboard reads (its entries in analysis/bench.yaml):
+#' compute_run_metrics(metrics = ...) computes only these.
+bench_workload_metrics <- function(spec, workload) {
+  unique(purrr::map_chr(spec$workloads[[workload]]$metrics %||% list(), "metric"))
+}
+
 #' The leaderboard of every workload: rankings and effects, one table each.
 #'
 #' @param metrics_by_workload Named list: workload -> long per-run metrics.
@@ -414,7 +420,8 @@ analyze_bench <- function(results_dir, spec) {
       scenario <- file.path("bench", workload)
       if (!backend %in% list_backends(results_dir, scenario)) next
       metrics[[workload]] <- compute_run_metrics(read_scenario_results(results_dir, scenario, backend),
-                                                 warmup_s = spec$warmup_s)
+                                                 warmup_s = spec$warmup_s,
+                                                 metrics = bench_workload_metrics(spec, workload))
     }
     board <- bench_leaderboard(metrics, spec)
     adaptive <- purrr::imap_dfr(metrics, function(m, workload) {

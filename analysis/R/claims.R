@@ -868,6 +868,7 @@ evaluate_theory <- function(claim, metrics, scenario, all_metrics = NULL) {
     dplyr::mutate(ratio = .data$value / .data$theory)
   if (!is.null(control)) {
     # the control variate: a per-run metric whose expectation the scenario fixes (validation_control_expected)
+    if (!is.null(all_metrics)) require_computed(all_metrics, control, sprintf("claim %s: control", claim$id))
     controls <- dplyr::filter(all_metrics %||% metrics[0, ], .data$metric == .env$control) |>
       dplyr::select(dplyr::all_of(run_key_columns), control = "value")
     runs <- dplyr::inner_join(runs, controls, by = run_key_columns)

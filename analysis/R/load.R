@@ -173,11 +173,13 @@ list_backends <- function(results_dir, scenario) {
 
 #' Read one scenario's results for one backend.
 #'
-#' @return A list: `flows` (with the run's `sim_end_s` joined), `runs`,
-#'   `sweep_vars`, `scenario` (the resolved scenario.json, or NULL), and
-#'   `queues` / `packets` / `tcp` (every run's queue samples, packet events
-#'   or TCP state samples, or NULL when the scenario's trace.collect does not
-#'   name them).
+#' @return An environment, read as a list (`results$flows`): `flows` (with
+#'   the run's `sim_end_s` joined), `runs`, `sweep_vars`, `scenario` (the
+#'   resolved scenario.json, or NULL), and `queues` / `packets` / `tcp`
+#'   (every run's queue samples, packet events or TCP state samples, or NULL
+#'   when the scenario's trace.collect does not name them). Those three are
+#'   read when first used: a packet trace of millions of events took most of
+#'   an analysis that computed nothing from it.
 read_scenario_results <- function(results_dir, scenario, backend) {
   read_collected(scenario_results_dir(results_dir, scenario, backend))
 }
@@ -206,15 +208,15 @@ read_collected <- function(dir) {
     path <- file.path(dir, paste0(table, ".csv.gz"))
     if (file.exists(path)) read_typed_csv(path, c(run_key_types, types)) else NULL
   }
-  list(
-    flows = flows,
-    runs = runs,
-    sweep_vars = sweep_vars,
-    scenario = if (file.exists(scenario_json)) read_scenario_json(scenario_json) else NULL,
-    queues = optional("queues", queue_trace_types),
-    packets = optional("packets", packet_trace_types),
-    tcp = optional("tcp", tcp_trace_types)
-  )
+  results <- new.env(parent = emptyenv())
+  results$flows <- flows
+  results$runs <- runs
+  results$sweep_vars <- sweep_vars
+  results$scenario <- if (file.exists(scenario_json)) read_scenario_json(scenario_json) else NULL
+  delayedAssign("queues", optional("queues", queue_trace_types), assign.env = results)
+  delayedAssign("packets", optional("packets", packet_trace_types), assign.env = results)
+  delayedAssign("tcp", optional("tcp", tcp_trace_types), assign.env = results)
+  results
 }
 
 #' Read a resolved scenario (scenario.json), keeping JSON arrays as lists.

@@ -224,6 +224,7 @@ with_metric_keys <- function(df) {
 #' @param where Names the caller in errors.
 #' @return The matching rows; zero rows when the metric is not computed there.
 select_metric_rows <- function(metrics, selector, where) {
+  require_computed(metrics, selector$metric, where)
   rows <- dplyr::filter(with_metric_keys(metrics), .data$metric == selector$metric)
   for (key in metric_key_columns) {
     wanted <- selector[[key]]
@@ -238,4 +239,48 @@ select_metric_rows <- function(metrics, selector, where) {
     rows <- if (is.null(wanted)) rows[is.na(rows[[key]]), ] else rows[!is.na(rows[[key]]) & rows[[key]] == wanted, ]
   }
   rows
+}
+
+#' Stop when a table of compute_run_metrics(metrics = ...) left `metric`
+#' out: no rows would read as "not computed here" (metrics_named() missed
+#' a field that names it).
+require_computed <- function(metrics, metric, where) {
+  computed <- attr(metrics, "computed")
+  if (!is.null(computed) && !metric %in% computed) {
+    stop(sprintf(paste("%s: metric `%s` was not computed: the run metrics of this analysis are those its items",
+                       "and claims name (metrics_named(); computed: %s)"),
+                 where, metric, paste(computed, collapse = ", ")))
+  }
+  invisible(metrics)
+}
+
+# The fields of a paper's items and claims whose value is a metric's name.
+metric_name_fields <- c("metric", "reference_metric", "control")
+
+#' The registered metrics each scenario's items and claims name, anywhere in
+#' them (`metric`, `reference_metric`, a comparison's `control`, a claim's
+#' `requires`, an item's `metrics` and `also`): per scenario, every metric
+#' of each entry that names that scenario anywhere.
+#'
+#' @param entries Items and claims (lists, as read from their YAML).
+#' @return A named list, scenario id -> metric names (unregistered names are
+#'   left to the checks that report them).
+metrics_named <- function(entries) {
+  walk <- function(x, field) {
+    if (!is.list(x)) return(character())
+    names <- names(x) %||% rep("", length(x))
+    found <- unlist(purrr::map2(x, names, function(value, name) {
+      here <- if (name %in% field && is.character(value)) value else character()
+      c(here, walk(value, field))
+    }))
+    as.character(found)
+  }
+  out <- list()
+  for (entry in entries) {
+    metrics <- intersect(walk(entry, metric_name_fields), metric_registry$name)
+    for (scenario in unique(walk(entry, "scenario"))) {
+      out[[scenario]] <- union(out[[scenario]], metrics)
+    }
+  }
+  out
 }

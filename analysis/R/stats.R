@@ -173,11 +173,23 @@ compare_paired <- function(df, treatment, baseline, by) {
 #'
 #' @param results One scenario's results (`read_scenario_results()`).
 #' @param warmup_s Queue samples and packet events before this time are ignored.
+#' @param metrics The registered metrics to compute (`metrics_named()`: those
+#'   a paper's items and claims name), or NULL for every one the data allows.
+#'   A summary none of whose metrics is wanted is not computed: a paper's
+#'   analysis spent most of its time on metrics no item or claim reads.
 #' @return Run keys, sweep variables, `metric`, the part of the run it is about
 #'   (`group`, `cls`, `queue`, `band`: NA where the metric is not about one),
 #'   `value`, `n_censored` (censored flows in that run for completion-time
-#'   metrics, else 0).
-compute_run_metrics <- function(results, warmup_s = 0) {
+#'   metrics, else 0). Attribute `computed`: `metrics` (select_metric_rows()
+#'   stops on a metric outside it rather than find no rows).
+compute_run_metrics <- function(results, warmup_s = 0, metrics = NULL) {
+  unknown <- setdiff(metrics, metric_registry$name)
+  if (length(unknown) > 0) {
+    stop(sprintf("run metrics: %s must be registered in analysis/R/metrics.R",
+                 paste0("`", unknown, "`", collapse = ", ")))
+  }
+  # whether any of these metrics is wanted
+  want <- function(...) is.null(metrics) || any(c(...) %in% metrics)
   runs <- results$runs
   invalid <- runs[!runs$valid, run_key_columns]
   if (nrow(invalid) > 0) {
@@ -190,8 +202,10 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     # no valid run: no metrics (summaries of zero runs would not be defined)
     empty <- results$runs[0, intersect(by, names(results$runs)), drop = FALSE]
     empty <- dplyr::mutate(tibble::as_tibble(empty), metric = character(), value = numeric(), n_censored = integer())
-    return(with_metric_keys(empty) |>
-             dplyr::relocate(dplyr::all_of(c("metric", metric_key_columns)), .before = "value"))
+    empty <- with_metric_keys(empty) |>
+      dplyr::relocate(dplyr::all_of(c("metric", metric_key_columns)), .before = "value")
+    attr(empty, "computed") <- metrics
+    return(empty)
   }
   # one metric from each named column of `df`, keeping the key columns it has
   longer <- function(df, columns, keys = character(), censored = NULL) {
@@ -233,10 +247,14 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     shares <- summarise_class_goodput(flows, by)
     ratios <- relate_shares_to_weights(shares, function(series) series_weights(results$scenario, series))
     class_metrics <- dplyr::bind_rows(
-      longer(shares, c(class_goodput_bps = "class_goodput_bps", goodput_share = "share"), "cls"),
-      longer(summarise_per_flow_ratio(flows, by), c(per_flow_goodput_ratio = "per_flow_goodput_ratio"), "cls"),
-      longer(ratios, c(share_ratio = "share_ratio"), "cls"),
-      if (nrow(ratios) > 0) {
+      if (want("class_goodput_bps", "goodput_share")) {
+        longer(shares, c(class_goodput_bps = "class_goodput_bps", goodput_share = "share"), "cls")
+      },
+      if (want("per_flow_goodput_ratio")) {
+        longer(summarise_per_flow_ratio(flows, by), c(per_flow_goodput_ratio = "per_flow_goodput_ratio"), "cls")
+      },
+      if (want("share_ratio")) longer(ratios, c(share_ratio = "share_ratio"), "cls"),
+      if (nrow(ratios) > 0 && want("share_ratio_max_dev")) {
         longer(summarise_share_deviation(ratios, by), c(share_ratio_max_dev = "share_ratio_max_dev"))
       }
     )
@@ -244,18 +262,24 @@ compute_run_metrics <- function(results, warmup_s = 0) {
   udp_metrics <- NULL
   if (any(flows$app %in% udp_apps)) {
     udp_metrics <- dplyr::bind_rows(
-      longer(summarise_udp_groups(flows, by),
-             c(loss_ratio = "loss_ratio", delay_mean_s = "delay_mean_s", delay_max_s = "delay_max_s"), "group"),
+      if (want("loss_ratio", "delay_mean_s", "delay_max_s")) {
+        longer(summarise_udp_groups(flows, by),
+               c(loss_ratio = "loss_ratio", delay_mean_s = "delay_mean_s", delay_max_s = "delay_max_s"), "group")
+      },
       if (!is.null(results$scenario)) {
         dplyr::bind_rows(
-          longer(summarise_bottleneck_wait(flows, by, results$scenario), c(wait_mean_s = "wait_mean_s"), "group"),
-          longer(summarise_offered_load(flows, by, results$scenario), c(offered_load = "offered_load"))
+          if (want("wait_mean_s")) {
+            longer(summarise_bottleneck_wait(flows, by, results$scenario), c(wait_mean_s = "wait_mean_s"), "group")
+          },
+          if (want("offered_load")) {
+            longer(summarise_offered_load(flows, by, results$scenario), c(offered_load = "offered_load"))
+          }
         )
       }
     )
     # the calls of each VoIP group on any topology: the paper's eq. (22) R
     # and the ASI over their one-way delays
-    voip_groups <- sort(unique(flows$group[flows$app == "voip"]))
+    voip_groups <- if (want("r_factor", "asi_oneway")) sort(unique(flows$group[flows$app == "voip"]))
     udp_metrics <- dplyr::bind_rows(udp_metrics, purrr::map_dfr(voip_groups, function(group) {
       r <- summarise_group_r_factor(flows, by, group)
       r$group <- rep(group, nrow(r))
@@ -267,7 +291,7 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     # Energy Potential and the ASI over their one-way delays (radio hops and
     # all: a multi-hop radio path has no fixed latency to subtract)
     topology <- results$scenario$topology
-    sensor_groups <- if (identical(topology$kind, "wireless_dumbbell")) {
+    sensor_groups <- if (identical(topology$kind, "wireless_dumbbell") && want("energy_potential", "asi_oneway")) {
       names(purrr::keep(results$scenario$workload$groups, function(g) identical(g$from, "wireless")))
     } else {
       character()
@@ -284,14 +308,20 @@ compute_run_metrics <- function(results, warmup_s = 0) {
   voip_metrics <- NULL
   if (any(flows$app == "voip")) {
     voip_metrics <- dplyr::bind_rows(
-      longer(summarise_voip_quality(flows, by), c(voip_r_factor = "voip_r_factor", voip_mos = "voip_mos"), "group"),
-      longer(summarise_voip_quality_amr(flows, by),
-             c(voip_r_factor_amr = "voip_r_factor_amr", voip_mos_amr = "voip_mos_amr"), "group"),
-      longer(summarise_voip_calls_amr(flows, by), c(voip_mos_amr_calls = "voip_mos_amr_calls"), "group")
+      if (want("voip_r_factor", "voip_mos")) {
+        longer(summarise_voip_quality(flows, by), c(voip_r_factor = "voip_r_factor", voip_mos = "voip_mos"), "group")
+      },
+      if (want("voip_r_factor_amr", "voip_mos_amr")) {
+        longer(summarise_voip_quality_amr(flows, by),
+               c(voip_r_factor_amr = "voip_r_factor_amr", voip_mos_amr = "voip_mos_amr"), "group")
+      },
+      if (want("voip_mos_amr_calls")) {
+        longer(summarise_voip_calls_amr(flows, by), c(voip_mos_amr_calls = "voip_mos_amr_calls"), "group")
+      }
     )
   }
   # the ASI needs each UDP group's delay without queueing (a dumbbell's)
-  latency <- if (any(flows$app %in% udp_apps) && !is.null(results$scenario)) {
+  latency <- if (any(flows$app %in% udp_apps) && !is.null(results$scenario) && want("asi")) {
     dumbbell_latency_table(results$scenario, flows)
   }
   asi_metrics <- if (!is.null(latency)) longer(summarise_udp_asi(flows, by, latency), c(asi = "asi"), "group")
@@ -302,17 +332,23 @@ compute_run_metrics <- function(results, warmup_s = 0) {
   # the processor-sharing reference and the link utilisation need the bottleneck's rate (a dumbbell's)
   capacity_bps <- results$scenario$topology$bottleneck_rate_bps
   queue_metrics <- NULL
-  if (!is.null(results$queues)) {
+  if (want("mean_backlog_pkts", "total_backlog_pkts", "backlog_slope_pkts_per_source") && !is.null(results$queues)) {
     # the valid runs' samples, once
     queues <- valid_only(results$queues)
     queue_metrics <- dplyr::bind_rows(
-      longer(summarise_band_backlog(queues, by, warmup_s),
-             c(mean_backlog_pkts = "mean_backlog_pkts"), c("queue", "band")),
-      longer(summarise_total_backlog(queues, by, warmup_s),
-             c(total_backlog_pkts = "total_backlog_pkts"), "queue")
+      if (want("mean_backlog_pkts")) {
+        longer(summarise_band_backlog(queues, by, warmup_s),
+               c(mean_backlog_pkts = "mean_backlog_pkts"), c("queue", "band"))
+      },
+      if (want("total_backlog_pkts")) {
+        longer(summarise_total_backlog(queues, by, warmup_s),
+               c(total_backlog_pkts = "total_backlog_pkts"), "queue")
+      }
     )
     # sources switched on and off (rbaqm Fig. 7): the backlog against the load, within each run
-    sources <- if (!is.null(results$scenario)) scenario_source_groups(results$scenario)
+    sources <- if (!is.null(results$scenario) && want("backlog_slope_pkts_per_source")) {
+      scenario_source_groups(results$scenario)
+    }
     if (!is.null(sources)) {
       queue_metrics <- dplyr::bind_rows(queue_metrics, longer(
         summarise_backlog_load_slope(queues, by, source_phases(sources)),
@@ -321,31 +357,38 @@ compute_run_metrics <- function(results, warmup_s = 0) {
   }
   sojourn_metrics <- NULL
   drop_metrics <- NULL
-  if (!is.null(results$packets)) {
+  if (want(packet_metrics) && !is.null(results$packets)) {
     # the valid runs' events, once: an anti-join of millions of events took
     # seconds each time (srd: 4 s of its 40)
     packets <- valid_only(results$packets)
-    sojourn_metrics <- longer(summarise_band_sojourn(packets, by, warmup_s),
-                              c(sojourn_p99_s = "sojourn_p99_s", sojourn_max_s = "sojourn_max_s"), c("queue", "band"))
-    if (length(unique(results$packets$band)) > 1) {
+    if (want("sojourn_p99_s", "sojourn_max_s")) {
+      sojourn_metrics <- longer(summarise_band_sojourn(packets, by, warmup_s),
+                                c(sojourn_p99_s = "sojourn_p99_s", sojourn_max_s = "sojourn_max_s"),
+                                c("queue", "band"))
+    }
+    if (length(unique(results$packets$band)) > 1 && want("jitter_class_slope_s")) {
       sojourn_metrics <- dplyr::bind_rows(sojourn_metrics, longer(
         summarise_jitter_class_slope(packets, by, warmup_s),
         c(jitter_class_slope_s = "jitter_class_slope_s"), "queue"))
     }
-    drops <- summarise_band_drops(packets, by, warmup_s)
-    drop_metrics <- dplyr::bind_rows(
-      longer(drops$drops, c(dropped_pkts = "dropped_pkts"), c("queue", "band", "reason")),
-      longer(drops$ratios, c(drop_ratio = "drop_ratio"), c("queue", "band"))
-    )
+    if (want("dropped_pkts", "drop_ratio")) {
+      drops <- summarise_band_drops(packets, by, warmup_s)
+      drop_metrics <- dplyr::bind_rows(
+        if (want("dropped_pkts")) longer(drops$drops, c(dropped_pkts = "dropped_pkts"), c("queue", "band", "reason")),
+        if (want("drop_ratio")) longer(drops$ratios, c(drop_ratio = "drop_ratio"), c("queue", "band"))
+      )
+    }
     # sources switched on and off (rbaqm Fig. 8): each band's drops against the load, within each run
-    sources <- if (!is.null(results$scenario)) scenario_source_groups(results$scenario)
+    sources <- if (!is.null(results$scenario) && want("drop_ratio_slope_per_source")) {
+      scenario_source_groups(results$scenario)
+    }
     if (!is.null(sources)) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_drop_load_slope(packets, by, source_phases(sources)),
         c(drop_ratio_slope_per_source = "drop_ratio_slope_per_source"), c("queue", "band")))
     }
     # the system's ASI over its traffic classes at the gateway (ncq-journal Fig. 15(a))
-    if (identical(results$scenario$topology$kind, "wireless_dumbbell")) {
+    if (identical(results$scenario$topology$kind, "wireless_dumbbell") && want("asi_system")) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_class_asi(packets, flows, by, warmup_s), c(asi_system = "asi")))
     }
@@ -353,7 +396,8 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     # the rate per run where a sweep sets it (srd's capacity), else the scenario's
     swept_rate <- if (!is.null(results$scenario)) add_bottleneck_capacity(valid_only(runs), results$scenario)
     if (!is.null(swept_rate) && nrow(swept_rate) > 0) rate_bps <- swept_rate
-    if (all(c("len_bytes", "flow_id") %in% names(results$packets)) && !is.null(rate_bps)) {
+    if (all(c("len_bytes", "flow_id") %in% names(results$packets)) && !is.null(rate_bps) &&
+          want(group_queue_metrics)) {
       # loss and delay per traffic group at a dumbbell's traced queue (cqaqm)
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_group_queue(packets, flows, by,
@@ -362,10 +406,12 @@ compute_run_metrics <- function(results, warmup_s = 0) {
           queue_delay_p50_s = "queue_delay_p50_s", queue_delay_p95_s = "queue_delay_p95_s",
           queue_delay_p99_s = "queue_delay_p99_s", queue_wait_mean_s = "queue_wait_mean_s"), c("queue", "group")))
     }
-    if ("len_bytes" %in% names(results$packets)) {
+    if ("len_bytes" %in% names(results$packets) && want("useful_50ms_bps")) {
       drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
         summarise_useful_50ms(packets, by, results$runs, warmup_s),
         c(useful_50ms_bps = "useful_50ms_bps"), c("queue", "band")))
+    }
+    if ("len_bytes" %in% names(results$packets) && want("link_utilisation")) {
       # a dumbbell's link utilisation by class and group (srd)
       capacity <- if (!is.null(results$scenario)) add_bottleneck_capacity(valid_only(runs), results$scenario)
       if (!is.null(capacity) && nrow(capacity) > 0 && "flow_id" %in% names(results$packets)) {
@@ -378,7 +424,8 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     # series weighted, and a phase with two classes or more
     weights_of <- function(series) series_weights(results$scenario, series)
     if (!is.null(results$scenario$workload$groups) && "len_bytes" %in% names(results$packets) &&
-        all(purrr::map_lgl(unique(runs$series), function(s) !is.null(weights_of(s))))) {
+          want("phase_share_max_dev") &&
+          all(purrr::map_lgl(unique(runs$series), function(s) !is.null(weights_of(s))))) {
       classes <- scenario_classes(results$scenario)
       if (any(lengths(class_phases(classes)$active) >= 2)) {
         drop_metrics <- dplyr::bind_rows(drop_metrics, longer(
@@ -388,25 +435,46 @@ compute_run_metrics <- function(results, warmup_s = 0) {
     }
   }
   ps_metrics <- NULL
-  if (nrow(bulk) > 0 && !is.null(capacity_bps)) {
+  if (nrow(bulk) > 0 && !is.null(capacity_bps) && want("ps_worst_fct_s")) {
     ps_metrics <- longer(summarise_processor_sharing(bulk, by, as.numeric(capacity_bps)),
                          c(ps_worst_fct_s = "ps_worst_fct_s"), "group")
   }
-  dplyr::bind_rows(
-    longer(summarise_system_goodput(flows, by), c(system_goodput_bps = "system_goodput_bps")),
-    longer(summarise_fairness(flows, by), c(fairness_jain = "fairness_jain")),
-    if (nrow(bulk) > 0) completion(NULL),
-    purrr::map_dfr(sort(unique(bulk$group)), completion),
-    purrr::map_dfr(sort(unique(flows$group)), group_goodput),
+  completion_wanted <- nrow(bulk) > 0 && want("avg_fct_s", "worst_fct_s")
+  out <- dplyr::bind_rows(
+    if (want("system_goodput_bps")) {
+      longer(summarise_system_goodput(flows, by), c(system_goodput_bps = "system_goodput_bps"))
+    },
+    if (want("fairness_jain")) longer(summarise_fairness(flows, by), c(fairness_jain = "fairness_jain")),
+    if (completion_wanted) completion(NULL),
+    if (completion_wanted) purrr::map_dfr(sort(unique(bulk$group)), completion),
+    if (want("avg_goodput_bps")) purrr::map_dfr(sort(unique(flows$group)), group_goodput),
     # packets per second needs the segment size (every trace has it; a hand-made table may not)
-    if (nrow(bulk) > 0 && "seg_bytes" %in% names(flows)) {
+    if (nrow(bulk) > 0 && "seg_bytes" %in% names(flows) && want("tcp_throughput_pps")) {
       longer(summarise_tcp_throughput(flows, by), c(tcp_throughput_pps = "tcp_throughput_pps"), "group")
     },
     class_metrics, udp_metrics, voip_metrics, asi_metrics, queue_metrics, sojourn_metrics, drop_metrics, ps_metrics
-  ) |>
+  )
+  if (nrow(out) == 0) {
+    # nothing wanted computes here: the empty table, typed
+    out <- dplyr::mutate(flows[0, intersect(by, names(flows)), drop = FALSE],
+                         metric = character(), value = numeric(), n_censored = integer())
+  }
+  # a summary computes its metrics together (voip_r_factor and voip_mos): keep those asked for
+  if (!is.null(metrics)) out <- out[out$metric %in% metrics, ]
+  out <- out |>
     with_metric_keys() |>
     dplyr::relocate(dplyr::all_of(c("metric", metric_key_columns)), .before = "value")
+  attr(out, "computed") <- metrics
+  out
 }
+
+# The metrics compute_run_metrics() derives from a packets table (it reads
+# the table only when one of them is wanted).
+group_queue_metrics <- c("queue_loss_ratio", "queue_delay_mean_s", "queue_delay_p50_s", "queue_delay_p95_s",
+                         "queue_delay_p99_s", "queue_wait_mean_s")
+packet_metrics <- c("sojourn_p99_s", "sojourn_max_s", "jitter_class_slope_s", "dropped_pkts", "drop_ratio",
+                    "drop_ratio_slope_per_source", "asi_system", group_queue_metrics, "useful_50ms_bps",
+                    "link_utilisation", "phase_share_max_dev")
 
 #' The WFQ weights of one series of a resolved scenario, or NULL when its
 #' discipline has no `weights_bytes` parameter set.

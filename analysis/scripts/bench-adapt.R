@@ -39,7 +39,8 @@ main <- function() {
   selectors <- spec$workloads[[options$workload]]$metrics
   if (is.null(selectors)) fail(sprintf("workload %s has no metrics in analysis/bench.yaml", options$workload))
   results <- read_collected(options$collected)
-  metrics <- compute_run_metrics(results, warmup_s = spec$warmup_s)
+  metrics <- compute_run_metrics(results, warmup_s = spec$warmup_s,
+                                 metrics = bench_workload_metrics(spec, options$workload))
   repetition <- list(batch = as.integer(options[["batch-size"]]), cap = as.integer(options$cap),
                      width_relative = spec$repetition$width_relative)
   status <- adaptive_status(bench_values(metrics, selectors), selectors, spec$baseline, repetition)

@@ -45,7 +45,8 @@ main <- function() {
     own_dir <- file.path(suite_dir, "sets", options$set, "all")
     if (!file.exists(file.path(own_dir, "runs.csv.gz"))) fail(sprintf("%s: no collected runs (runs.csv.gz)", own_dir))
     own_results <- read_collected(own_dir)
-    own <- compute_run_metrics(own_results, warmup_s = spec$warmup_s)
+    wanted <- bench_workload_metrics(spec, workload)
+    own <- compute_run_metrics(own_results, warmup_s = spec$warmup_s, metrics = wanted)
     selectors <- spec$workloads[[workload]]$metrics
     repetition <- scenario_repetition(own_results$scenario, spec)
     adaptive[[workload]] <<- adaptive_status(bench_values(own, selectors), selectors, spec$baseline, repetition) |>
@@ -53,7 +54,7 @@ main <- function() {
       dplyr::mutate(workload = workload, .before = 1) |>
       dplyr::mutate(batch = repetition$batch, cap = repetition$cap)
     suite <- if (file.exists(file.path(suite_dir, "runs.csv.gz"))) {
-      compute_run_metrics(read_collected(suite_dir), warmup_s = spec$warmup_s)
+      compute_run_metrics(read_collected(suite_dir), warmup_s = spec$warmup_s, metrics = wanted)
     }
     suite_series <<- union(suite_series, unique(suite$series))
     placement_metrics(own, suite)

@@ -59,10 +59,32 @@ test_that("queue and packet tables name the traced queue, as text", {
   results <- read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3")
   expect_type(results$queues$queue, "character")
   expect_equal(results$queues$queue, c("hop1:r0", "hop2:r1"))
-  # a table of the old format (no queue column) is refused with the column named
+  # a table of the old format (no queue column) is refused with the column named, when it is read
   readr::write_csv(dplyr::select(queues, -"queue"), file.path(dir, "queues.csv.gz"))
-  expect_error(read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3"),
-               "missing required column\\(s\\) `queue`")
+  results <- read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3")
+  expect_error(results$queues, "queues.csv.gz: missing required column\\(s\\) `queue`")
+})
+
+test_that("the trace tables are read when first used, and a damaged one is named then", {
+  dir <- file.path(tempfile("results"), "p/s/ns3")
+  dir.create(dir, recursive = TRUE)
+  readr::write_csv(runs_row, file.path(dir, "runs.csv.gz"))
+  flows <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "a", point = "f10", seed = 1L, flows = 10,
+                          flow_id = 0L, app = "bulk", group = "congestive", cls = 0L, prec = 0L, seg_bytes = 1000L,
+                          bytes_goal = 1, bytes_delivered = 1, start_s = 0, end_s = 1, completed = 1L, fct_s = 1,
+                          goodput_bps = 8, tx_packets = 1, retx_packets = 0, rx_packets = NA, lost_packets = NA,
+                          delay_mean_s = NA, delay_max_s = NA)
+  readr::write_csv(flows, file.path(dir, "flows.csv.gz"))
+  packets <- gzfile(file.path(dir, "packets.csv.gz"), "w")
+  writeLines("scenario,backend,series,point,seed,flows,seq,time_s\np/s,ns3,a,f10,1,10,0,soon", packets)
+  close(packets)
+  results <- read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3")
+  expect_equal(results$flows$flow_id, 0L)
+  expect_null(results$queues) # not collected
+  # metrics that need no packet never read it
+  metrics <- compute_run_metrics(results, metrics = "avg_fct_s")
+  expect_equal(metrics$value[is.na(metrics$group)], 1)
+  expect_error(compute_run_metrics(results, metrics = "sojourn_max_s"), "packets.csv.gz: missing required column")
 })
 
 test_that("a scenario its profile runs nothing of is said so, from software.json", {

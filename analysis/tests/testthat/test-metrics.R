@@ -141,3 +141,69 @@ test_that("a backend whose every run failed its fidelity checks gives no metrics
   expect_equal(nrow(metrics), 0)
   expect_true(all(c("metric", metric_key_columns, "value", "series", "seed") %in% names(metrics)))
 })
+
+test_that("a metric asked for alone is what the whole computation gives for it", {
+  per_run <- setdiff(metric_registry$name, series_metrics)
+  for (run in list(every_kind_of_run(), wireless_run())) {
+    all <- compute_run_metrics(run)
+    expect_null(attr(all, "computed"))
+    for (name in per_run) {
+      alone <- compute_run_metrics(run, metrics = name)
+      expect_equal(attr(alone, "computed"), name)
+      attr(alone, "computed") <- NULL
+      expected <- all[all$metric == name, ]
+      expect_equal(alone, expected, ignore_attr = TRUE, label = name)
+    }
+  }
+  # asking for nothing gives the typed empty table
+  none <- compute_run_metrics(every_kind_of_run(), metrics = character())
+  expect_equal(nrow(none), 0)
+  expect_true(all(c("metric", metric_key_columns, "value", "series", "seed") %in% names(none)))
+})
+
+test_that("a metric left out of the computation is an error where it is read, not an empty selection", {
+  metrics <- compute_run_metrics(every_kind_of_run(), metrics = c("avg_fct_s", "loss_ratio"))
+  expect_equal(nrow(select_metric_rows(metrics, list(metric = "loss_ratio", group = "voice"), "t")), 1)
+  expect_error(select_metric_rows(metrics, list(metric = "mean_backlog_pkts", band = 0), "figure f"),
+               "figure f: metric `mean_backlog_pkts` was not computed: .*computed: avg_fct_s, loss_ratio")
+  expect_error(compute_run_metrics(every_kind_of_run(), metrics = "avg_fct_noncongestive_s"),
+               "`avg_fct_noncongestive_s` must be registered")
+})
+
+test_that("metrics_named finds every metric an entry names, for every scenario it names", {
+  entries <- list(
+    list(id = "f1", scenario = "p/a", metric = "avg_fct_s",
+         also = list(list(scenario = "p/b", label = "b"))),
+    list(id = "f2", scenario = "p/b", metrics = list(list(metric = "loss_ratio", group = "g"),
+                                                     list(metric = "drop_ratio", band = 1L)),
+         reference_metric = "system_goodput_bps"),
+    list(id = "c1", scenario = "p/c", metric = "wait_mean_s",
+         comparison = list(kind = "theory", control = "offered_load"),
+         requires = list(metric = "dropped_pkts", reason = "aqm")),
+    list(id = "c2", scenario = "p/c", metric = "tasks_completed", label = "metric: not a metric")
+  )
+  named <- metrics_named(entries)
+  expect_setequal(names(named), c("p/a", "p/b", "p/c"))
+  expect_setequal(named[["p/a"]], "avg_fct_s")
+  expect_setequal(named[["p/b"]], c("avg_fct_s", "loss_ratio", "drop_ratio", "system_goodput_bps"))
+  expect_setequal(named[["p/c"]], c("wait_mean_s", "offered_load", "dropped_pkts", "tasks_completed"))
+})
+
+test_that("metrics_named covers every metric each paper's items and claims read, per scenario", {
+  papers <- sub("\\.yaml$", "", list.files(file.path("..", "..", "papers"), pattern = "\\.yaml$"))
+  for (paper in papers) {
+    spec <- read_paper_spec(file.path("..", ".."), paper)
+    claims <- read_claims(file.path("..", "..", "claims", paste0(paper, ".yaml")))
+    named <- metrics_named(c(spec$items, claims))
+    for (item in figure_items(spec)) {
+      if (item$kind %in% kinds_without_metrics) next
+      for (selector in item_selectors(item)) {
+        expect_true(selector$metric %in% named[[item$scenario]], label = sprintf("%s: %s", item$id, selector$metric))
+      }
+    }
+    for (claim in claims) {
+      if (is.null(claim$metric) || is.null(claim$scenario)) next
+      expect_true(claim$metric %in% named[[claim$scenario]], label = sprintf("%s: %s", claim$id, claim$metric))
+    }
+  }
+})
