@@ -294,6 +294,24 @@ plot_item <- function(ctx, id) {
   )
 }
 
+#' An item's plot with its caption, drawn once, straight into the PNG file
+#' the page embeds. A plot printed in a chunk is drawn on knitr's chunk
+#' device and then replayed into the file: two draws, a tenth of a page's
+#' render. This writes the file knitr would (its path, the chunk's size and
+#' resolution: `dpi`, already times `fig.retina`) and prints the markup
+#' knitr's plot hook gives it, caption and all.
+item_png <- function(ctx, id, options = knitr::opts_current$get()) {
+  path <- knitr::fig_path(".png", options, number = 1L)
+  dir.create(dirname(path), recursive = TRUE, showWarnings = FALSE)
+  grDevices::png(path, width = options$fig.width, height = options$fig.height, units = "in", res = options$dpi)
+  device <- grDevices::dev.cur()
+  tryCatch(print(plot_item(ctx, id)), finally = grDevices::dev.off(device))
+  options$fig.cap <- item_caption(ctx, id)
+  options$fig.num <- 1L
+  options$fig.cur <- 1L
+  cat(knitr::knit_hooks$get("plot")(path, options))
+}
+
 # ---- interactive figures ----------------------------------------------------
 
 #' The interactive version of an item's ggplot (plotly::ggplotly on the same
@@ -846,9 +864,8 @@ item_section_rmd <- function(ctx, item, level, shown_at) {
              # the widget in a chunk of its own: in the figure's, knitr would caption it too
              sprintf("```{r %s-interactive, fig.width = %s, fig.height = %s}", label, width, height),
              sprintf("interactive_figure(ctx, %s)", id), "```", "",
-             sprintf("```{r %s, fig.cap = item_caption(ctx, %s), fig.width = %s, fig.height = %s}", label, id,
-                     width, height),
-             sprintf("plot_item(ctx, %s)", id), "```", ":::", ""),
+             sprintf("```{r %s, results = 'asis', fig.width = %s, fig.height = %s}", label, width, height),
+             sprintf("item_png(ctx, %s)", id), "```", ":::", ""),
       sprintf("```{r %s-details, results = 'asis'}", label),
       sprintf("print_item_details(ctx, %s, shown_at = %s)", id, deparse(shown_at)), "```")
   }
