@@ -8,6 +8,13 @@ runs_row <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "a", poin
                            flows = 10, sim_end_s = 5, all_completed = TRUE, wall_time_s = 1,
                            valid = TRUE, job_sha256 = "x")
 
+# The one flow of that run, as collect writes it.
+one_flow <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "a", point = "f10", seed = 1L, flows = 10,
+                           flow_id = 0L, app = "bulk", group = "congestive", cls = 0L, prec = 0L, seg_bytes = 1000L,
+                           bytes_goal = 1, bytes_delivered = 1, start_s = 0, end_s = 1, completed = 1L, fct_s = 1,
+                           goodput_bps = 8, tx_packets = 1, retx_packets = 0, rx_packets = NA, lost_packets = NA,
+                           delay_mean_s = NA, delay_max_s = NA)
+
 test_that("a missing column is reported with the file and the column", {
   path <- write_gz(dplyr::select(runs_row, -"sim_end_s"))
   expect_error(read_runs_table(path), paste0(basename(path), ": missing required column\\(s\\) `sim_end_s`"))
@@ -23,11 +30,7 @@ test_that("flows of an unknown run are refused", {
   dir <- file.path(tempfile("results"), "p/s/ns3")
   dir.create(dir, recursive = TRUE)
   readr::write_csv(runs_row, file.path(dir, "runs.csv.gz"))
-  flows <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "b", point = "f10", seed = 1L, flows = 10,
-                          flow_id = 0L, app = "bulk", group = "congestive", cls = 0L, prec = 0L, seg_bytes = 1000L,
-                          bytes_goal = 1, bytes_delivered = 1, start_s = 0, end_s = 1, completed = 1L, fct_s = 1,
-                          goodput_bps = 8, tx_packets = 1, retx_packets = 0, rx_packets = NA, lost_packets = NA,
-                          delay_mean_s = NA, delay_max_s = NA)
+  flows <- dplyr::mutate(one_flow, series = "b")
   readr::write_csv(flows, file.path(dir, "flows.csv.gz"))
   expect_error(read_scenario_results(dirname(dirname(dirname(dir))), "p/s", "ns3"), "belong to no run")
 })
@@ -46,11 +49,7 @@ test_that("queue and packet tables name the traced queue, as text", {
   dir <- file.path(tempfile("results"), "p/s/ns3")
   dir.create(dir, recursive = TRUE)
   readr::write_csv(runs_row, file.path(dir, "runs.csv.gz"))
-  flows <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "a", point = "f10", seed = 1L, flows = 10,
-                          flow_id = 0L, app = "bulk", group = "congestive", cls = 0L, prec = 0L, seg_bytes = 1000L,
-                          bytes_goal = 1, bytes_delivered = 1, start_s = 0, end_s = 1, completed = 1L, fct_s = 1,
-                          goodput_bps = 8, tx_packets = 1, retx_packets = 0, rx_packets = NA, lost_packets = NA,
-                          delay_mean_s = NA, delay_max_s = NA)
+  flows <- one_flow
   readr::write_csv(flows, file.path(dir, "flows.csv.gz"))
   queues <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "a", point = "f10", seed = 1L, flows = 10,
                            time_s = 0.1, queue = c("hop1:r0", "hop2:r1"), band = 0L, backlog_pkts = 1,
@@ -69,11 +68,7 @@ test_that("the trace tables are read when first used, and a damaged one is named
   dir <- file.path(tempfile("results"), "p/s/ns3")
   dir.create(dir, recursive = TRUE)
   readr::write_csv(runs_row, file.path(dir, "runs.csv.gz"))
-  flows <- tibble::tibble(scenario = "p/s", backend = "ns3", series = "a", point = "f10", seed = 1L, flows = 10,
-                          flow_id = 0L, app = "bulk", group = "congestive", cls = 0L, prec = 0L, seg_bytes = 1000L,
-                          bytes_goal = 1, bytes_delivered = 1, start_s = 0, end_s = 1, completed = 1L, fct_s = 1,
-                          goodput_bps = 8, tx_packets = 1, retx_packets = 0, rx_packets = NA, lost_packets = NA,
-                          delay_mean_s = NA, delay_max_s = NA)
+  flows <- one_flow
   readr::write_csv(flows, file.path(dir, "flows.csv.gz"))
   packets <- gzfile(file.path(dir, "packets.csv.gz"), "w")
   writeLines("scenario,backend,series,point,seed,flows,seq,time_s\np/s,ns3,a,f10,1,10,0,soon", packets)
