@@ -460,9 +460,9 @@ def compare_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
                 f"qlab compare: {name}: not a discipline of {display(path)} "
                 f"(series: {', '.join(sorted(doc['series']))})"
             )
-    if args.backend not in doc["backends"]:
-        on = ", ".join(doc["backends"]) or f"no backend in the {args.profile} profile"
-        return f"qlab compare: --backend {args.backend}: {display(path)} runs on {on}"
+    refused = _bench_backend_refusal("compare", scen, doc, args, (args.a, args.b))
+    if refused:
+        return refused
     results = str(Path(args.results).resolve())
     run = _bench_workflow(
         args, [str(path)], [], [f"{results}/{BENCH_DIR}/{args.workload}/{args.backend}/flows.csv.gz"]
@@ -473,6 +473,34 @@ def compare_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
     if args.html:
         show += ["--html", str(Path(args.html).resolve())]
     return run, show
+
+
+def _bench_backend_refusal(
+    what: str, scen: Any, doc: dict[str, Any], args: argparse.Namespace, series: tuple[str, ...]
+) -> str | None:
+    """Why `qlab compare`/`qlab bench` cannot run these series of a workload
+    on args.backend in args.profile (None: it can): the workload does not run
+    there in this profile (and which profile does), or a series runs only
+    on other backends (series.<name>.backends)."""
+    from qlab import scenario as sc
+
+    where = display(scen.file)
+    if args.backend not in doc["backends"]:
+        on = ", ".join(doc["backends"]) or f"no backend in the {args.profile} profile"
+        elsewhere = [
+            p for p in PROFILES if p != args.profile and args.backend in sc.resolve(scen, p)["backends"]
+        ]
+        hint = ""
+        if elsewhere:
+            hint = f" (on {args.backend} in profile {', '.join(elsewhere)}: --profile {elsewhere[0]})"
+        return f"qlab {what}: --backend {args.backend}: {where} runs on {on}{hint}"
+    for name in series:
+        if not sc.series_runs_on(doc, name, args.backend):
+            return (
+                f"qlab {what}: {name}: runs on {', '.join(doc['series'][name]['backends'])} only "
+                f"(series.{name}.backends of {where}), not on {args.backend}"
+            )
+    return None
 
 
 def display(path: Path) -> str:
@@ -558,7 +586,8 @@ def bench_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
     for workload in workloads:
         path = bench / f"{workload}.yaml"
         try:
-            doc = sc.resolve(sc.load(path), args.profile)
+            scen = sc.load(path)
+            doc = sc.resolve(scen, args.profile)
         except sc.ScenarioError as exc:
             return "\n".join(exc.problems)
         if not doc["backends"] and not args.workload:
@@ -569,9 +598,9 @@ def bench_plan(args: argparse.Namespace) -> tuple[list[str], list[str]] | str:
                 f"qlab bench: --discipline {args.discipline}: not a discipline of {display(path)} "
                 f"(series: {', '.join(sorted(doc['series']))})"
             )
-        if args.backend not in doc["backends"]:
-            on = ", ".join(doc["backends"]) or f"no backend in the {args.profile} profile"
-            return f"qlab bench: --backend {args.backend}: {display(path)} runs on {on}"
+        refused = _bench_backend_refusal("bench", scen, doc, args, (args.discipline, baseline))
+        if refused:
+            return refused
     workloads = chosen
     results = str(Path(args.results).resolve())
     bench_set = f"only-{args.discipline}"  # workflows/common.smk, BENCH_SET

@@ -323,6 +323,7 @@ def schema() -> dict[str, Any]:
         doc = json.loads(paths.SCHEMA.read_text(encoding="utf-8"))
         doc["$defs"]["discipline"]["properties"]["kind"]["enum"] = core.names() + native.kinds()
         doc["properties"]["backends"]["items"]["enum"] = backends.names()
+        doc["$defs"]["series_discipline"]["properties"]["backends"]["items"]["enum"] = backends.names()
         _SCHEMA = doc
     return _SCHEMA
 
@@ -597,6 +598,17 @@ def _semantic_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
                         f"no router {router!r} (routers: {', '.join(topo.get('routers', []))})",
                     )
                 )
+    runs_on = doc.get("backends")
+    for name, disc in (doc.get("series") or {}).items():
+        own = disc.get("backends") if isinstance(disc, dict) else None
+        if runs_on and own and not set(own) & set(runs_on):
+            out.append(
+                (
+                    f"series.{name}.backends",
+                    f"none of {', '.join(own)} is among the scenario's backends ({', '.join(runs_on)}): "
+                    "the series would run nowhere",
+                )
+            )
     if deploying and topo.get("kind") == "graph" and "undeployed" not in topo:
         out.append(
             (
@@ -956,15 +968,14 @@ def check_resolved(scen: Scenario, profile: str) -> None:
     max_jobs, max_packets = limits()
     n_points = math.prod(len(sw["values"]) for sw in sweep.values())
     seeds = doc["seeds"] if isinstance(doc["seeds"], int) else len(doc["seeds"])
-    n_jobs = n_points * seeds * len(doc["series"]) * len(doc.get("backends") or [None])
+    n_jobs = n_points * seeds * series_backends(doc)
     if n_jobs > max_jobs:
         field_name = "sweep" if n_points > 1 else "seeds"
         raise ScenarioError(
             [
                 f"{where}: {field_name}: profile {profile} expands to {n_jobs:,} runs "
-                f"({n_points:,} points x {seeds} seeds x {len(doc['series'])} series x "
-                f"backends), above the "
-                f"limit of {max_jobs:,} (raise it with QLAB_MAX_JOBS or --max-jobs)"
+                f"({n_points:,} points x {seeds} seeds x {series_backends(doc)} series on their "
+                f"backends), above the limit of {max_jobs:,} (raise it with QLAB_MAX_JOBS or --max-jobs)"
             ]
         )
     total = 0.0
@@ -1022,6 +1033,19 @@ def apply_point(doc: dict[str, Any], sweep: dict[str, Any], values: dict[str, An
                 _set(doc, path, companions[i])
 
 
+def series_runs_on(doc: dict[str, Any], series: str, backend: str) -> bool:
+    """Whether a series of a resolved scenario runs on one of its backends
+    (series.<name>.backends, default every backend of the scenario)."""
+    return backend in doc["series"][series].get("backends", [backend])
+
+
+def series_backends(doc: dict[str, Any]) -> int:
+    """How many (series, backend) pairs a resolved scenario runs (a scenario
+    without backends counts once per series, as one that runs somewhere)."""
+    backends = doc.get("backends") or [None]
+    return sum(1 for name in doc["series"] for b in backends if b is None or series_runs_on(doc, name, b))
+
+
 def point_id(series: str, values: dict[str, Any]) -> str:
     return "_".join([series, *(f"{k}-{format_value(v)}" for k, v in values.items())])
 
@@ -1064,6 +1088,8 @@ def iter_jobs(
             for series in doc["series"]:
                 pid = point_id(series, values)
                 for backend in wanted:
+                    if not series_runs_on(doc, series, backend):
+                        continue
                     try:
                         spec = plans.build(
                             doc,

@@ -7,6 +7,7 @@ cannot compare before running anything."""
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import os
 import subprocess
@@ -226,7 +227,41 @@ def test_compare_refuses_an_unknown_workload_or_discipline(capsys: pytest.Captur
     err = capsys.readouterr().err
     assert "nosuch: not a discipline of scenarios/bench/small-flows.yaml" in err and "ncq" in err
     assert compare("ncq", "droptail", "--workload", "small-flows", "--backend", "mininet")[0] == 2
-    assert "runs on ns3" in capsys.readouterr().err
+    assert (
+        "--backend mininet: scenarios/bench/small-flows.yaml runs on ns3 "
+        "(on mininet in profile paper: --profile paper)"
+    ) in capsys.readouterr().err
+    # a native baseline runs on ns3 only, beside the core's disciplines in emulation
+    paper = ("--workload", "small-flows", "--backend", "mininet", "--profile", "paper")
+    assert compare("codel", "droptail", *paper)[0] == 2
+    err = capsys.readouterr().err
+    assert "codel: runs on ns3 only (series.codel.backends of scenarios/bench/small-flows.yaml)" in err
+    assert compare("ncq", "droptail", *paper)[0] == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("/bench/small-flows/mininet/flows.csv.gz")
+
+
+def test_emulation_runs_the_core_disciplines_of_five_workloads_in_the_paper_profile_only():
+    """Assumption `emulation` (scenarios/bench/defaults.yaml): the paper
+    profile runs five workloads on mininet too, every discipline of the
+    core with its ns3 configuration and seeds, the native baselines on ns3
+    only; the quick profile runs ns3 alone (its budget); the test profile
+    unresponsive-udp in emulation, for the tests."""
+    emulated = {"small-flows", "unresponsive-udp", "voip-under-web", "voip-amr", "precedence-mix"}
+    for path in workloads():
+        scen = sc.load(path)
+        assert sc.resolve(scen, "quick")["backends"] in ([], ["ns3"]), path.stem
+        paper = sc.expand(scen, "paper")
+        on = {b: {j.series for j in paper if j.backend == b} for b in ("ns3", "mininet")}
+        assert bool(on["mininet"]) == (path.stem in emulated), path.stem
+        if on["mininet"]:
+            series = sc.resolve(scen, "paper")["series"]
+            assert on["mininet"] == {s for s in on["ns3"] if not native.is_native(series[s]["kind"])}
+            mininet = {(j.series, j.seed): j.spec for j in paper if j.backend == "mininet"}
+            ns3 = {(j.series, j.seed): j.spec for j in paper if j.backend == "ns3"}
+            for key, spec in mininet.items():
+                assert spec["flows"] == ns3[key]["flows"], key
+        test = {j.backend for j in sc.expand(scen, "test")}
+        assert ("mininet" in test) == (path.stem == "unresponsive-udp"), path.stem
 
 
 def test_compare_runs_the_workload_through_the_workflow(capsys: pytest.CaptureFixture[str], tmp_path: Path):
@@ -286,18 +321,20 @@ def test_every_heat_map_cell_links_to_a_section_of_the_rendered_page(tmp_path: P
         "workload,selector,label,series,better,baseline_mean,p,n,mean,sd,ci_lo,ci_hi,d_z,change,improves,"
         "p_holm,significant,method,backend"
     ]
-    for workload in ("bulk", "bulk-cubic"):
+    # ns3 in full; mininet (emulation) for bulk alone, after it, where red's verdict differs
+    for backend, workload in (("ns3", "bulk"), ("ns3", "bulk-cubic"), ("mininet", "bulk")):
         for selector, label, better in metrics:
             for rank, series in enumerate(("ncq", "droptail", "red"), start=1):
                 ranking.append(
                     f'{workload},"{selector}",{label},{better},{series},3,{rank},0.1,{rank - 0.2},'
-                    f"{rank + 0.2},{rank},3,1 2 3,ns3"
+                    f"{rank + 0.2},{rank},3,1 2 3,{backend}"
                 )
                 if series != "droptail":
                     change = 0.3 if series == "ncq" else -0.2
+                    significant = "FALSE" if backend == "mininet" and series == "red" else "TRUE"
                     effects.append(
                         f'{workload},"{selector}",{label},{series},{better},2,0.01,3,{change * 2},0.1,'
-                        f"0,1,2,{change},{str(change > 0).upper()},0.02,TRUE,paired,ns3"
+                        f"0,1,2,{change},{str(change > 0).upper()},0.02,{significant},paired,{backend}"
                     )
     (bench / "ranking.csv").write_text("\n".join(ranking) + "\n", encoding="utf-8")
     (bench / "effects.csv").write_text("\n".join(effects) + "\n", encoding="utf-8")
@@ -316,10 +353,15 @@ def test_every_heat_map_cell_links_to_a_section_of_the_rendered_page(tmp_path: P
     assert proc.returncode == 0, proc.stderr[-3000:]
     page = _Anchors()
     page.feed((tmp_path / "site" / "benchmark.html").read_text(encoding="utf-8"))
-    # a cell per discipline but the baseline (2) and a row heading, per workload and metric (4)
-    assert len(page.heat_links) == 4 * 3
+    # a cell per discipline but the baseline (2) and a row heading, per workload and metric:
+    # 4 on ns3, 2 on mininet
+    assert len(page.heat_links) == (4 + 2) * 3
     assert set(page.heat_links) <= page.ids, sorted(set(page.heat_links) - page.ids)
-    assert len(set(page.heat_links)) == 4, "each workload's metric has a table of its own"
+    assert len(set(page.heat_links)) == 4 + 2, "each backend's workload's metric has a table of its own"
+    assert {"bench-on-mininet", "mininet--bench-bulk"} <= page.ids
+    text = (tmp_path / "site" / "benchmark.html").read_text(encoding="utf-8")
+    # red's two metrics: worse on ns3, no significant difference on mininet
+    assert "2 of 4 verdicts agree" in text
 
 
 # ---- adaptive repetition: the workflow's pieces --------------------------------
@@ -471,6 +513,38 @@ def test_bench_places_a_discipline_with_adaptive_repetition(tmp_path: Path):
     assert decided["continue"] == ["droptail"]
     placement = (tmp_path / "analysis" / "bench-prio" / "placement.csv").read_text()
     assert placement.count("\nbulk,") == 3  # one row per metric of bulk
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (Mininet)")
+@pytest.mark.skipif(
+    subprocess.run(["/usr/bin/python3", "-c", "import mininet.net"], capture_output=True).returncode != 0,
+    reason="Debian's Mininet is not installed",
+)
+def test_bench_places_a_discipline_in_emulation(tmp_path: Path):
+    """`qlab bench --backend mininet` (the test profile's unresponsive-udp):
+    the discipline's and DropTail's runs in Mininet, the stopping rule after
+    each batch, and the placement, or, where this machine broke every
+    pair's timing invariants, a message naming the invalid runs (the rule
+    and the leaderboard's handling of them: analysis/tests/testthat)."""
+    env = dict(os.environ, TZ="UTC")
+    cmd = [sys.executable, "-m", "qlab", "bench", "--discipline", "ncq", "--workload", "unresponsive-udp"]
+    cmd += ["--backend", "mininet", "--profile", "test", "--results", str(tmp_path), "--cores", "2"]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
+    point = tmp_path / "bench" / "unresponsive-udp" / "mininet"
+    decided = json.loads((point / "sets" / "only-ncq" / "batch-1.json").read_text())
+    assert {s["series"] for s in decided["series"]} == {"ncq", "droptail"}
+    assert all(s["n"] == 2 and 0 <= s["valid"] <= 2 for s in decided["series"])
+    runs = (point / "sets" / "only-ncq" / "all" / "runs.csv.gz").read_bytes()
+    lines = gzip.decompress(runs).decode().splitlines()[1:]
+    assert lines and all(",mininet,ncq," in line or ",mininet,droptail," in line for line in lines)
+    assert "Traceback" not in proc.stderr
+    if proc.returncode == 0:
+        assert "ncq on the benchmark leaderboard (mininet" in proc.stdout
+        assert "unresponsive-udp (" in proc.stdout
+    else:
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        assert "ncq and droptail have no valid pair of runs on mininet in unresponsive-udp" in proc.stderr
+        assert "invalid by the backend's fidelity checks" in proc.stderr
 
 
 def test_bench_of_an_unrun_workload_names_the_missing_runs(tmp_path: Path):

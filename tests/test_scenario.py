@@ -199,6 +199,43 @@ def test_cli_validate_has_no_traceback_for_user_mistakes(paper_dir):
     assert proc.stderr.strip() == f"{f}: duration_s: expected number, got list [3]"
 
 
+def test_a_series_runs_only_on_the_backends_it_names(paper_dir, capsys):
+    """series.<name>.backends: ns-3's own queue discs beside the core's
+    disciplines in a scenario that also runs elsewhere (the benchmark's
+    native baselines on ns3 while the rest also runs in emulation)."""
+    f = write(
+        paper_dir / "mixed.yaml",
+        """\
+extends: flows.yaml
+series:
+  fifo: {kind: ns3-fifo, params: {limit_pkts: 100}, backends: [ns3]}
+""",
+    )
+    s = sc.load(f)
+    jobs = sc.expand(s, "test")
+    assert {(j.series, j.backend) for j in jobs} == {
+        ("droptail", "ns3"),
+        ("droptail", "ns2"),
+        ("ncq", "ns3"),
+        ("ncq", "ns2"),
+        ("fifo", "ns3"),
+    }
+    # the same series without `backends` cannot run: ns-2 refuses ns-3's queue discs by name
+    write(f, f.read_text().replace(", backends: [ns3]", ""))
+    with pytest.raises(sc.ScenarioError) as exc:
+        sc.expand(sc.load(f), "test")
+    assert any("backend ns2 cannot run fifo" in p for p in exc.value.problems)
+    # a series that would run on none of the scenario's backends, and a backend that does not exist
+    write(f, f.read_text().replace("limit_pkts: 100}", "limit_pkts: 100}, backends: [mininet]"))
+    assert main(["validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "series.fifo.backends: none of mininet is among the scenario's backends (ns3, ns2)" in err
+    write(f, f.read_text().replace("backends: [mininet]", "backends: [ns33]"))
+    assert main(["validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "series.fifo.backends" in err and "ns33" in err and "Traceback" not in err
+
+
 def test_expansion_counts_and_pairing():
     s = sc.load(REPO / "scenarios/ncq-conf/flows.yaml")
     assert sc.resolve(s, "quick")["backends"] == ["ns3", "ns2"]

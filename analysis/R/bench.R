@@ -86,11 +86,16 @@ bench_labels <- function(selectors) {
 #' is not ranked (rank NA, n 0).
 #'
 #' @param values bench_values(): series, seed, selector, better, value.
+#' @param disjoint What to do when no seed has a value for every discipline
+#'   of a metric: "error", or "unrank" (no discipline is ranked on it: rank
+#'   NA, n 0), which the leaderboard asks for, since an emulation run that
+#'   failed the backend's fidelity checks leaves its seed without a value.
 #' @return selector, better, series, n (the common seeds), mean, sd, ci_lo,
 #'   ci_hi (a 95% t-interval over them), rank, n_own (the seeds the
 #'   discipline has a value at), ranked_seeds (the common seeds,
 #'   space-separated).
-rank_disciplines <- function(values) {
+rank_disciplines <- function(values, disjoint = c("error", "unrank")) {
+  disjoint <- match.arg(disjoint)
   require_columns(values, c("series", "seed", "selector", "better", "value"), "rank disciplines")
   bad <- setdiff(unique(values$better), c("higher", "lower"))
   if (length(bad) > 0) stop(sprintf("rank disciplines: `better` must be higher or lower (found %s)", bad[[1]]))
@@ -104,7 +109,7 @@ rank_disciplines <- function(values) {
     present <- rows[!is.na(rows$value), ]
     own_seeds <- split(present$seed, present$series)
     common <- sort(Reduce(intersect, own_seeds, init = unique(present$seed)))
-    if (length(own_seeds) > 0 && length(common) == 0) {
+    if (length(own_seeds) > 0 && length(common) == 0 && disjoint == "error") {
       stop(sprintf(paste("rank disciplines: on %s no seed has a value for every discipline (%s): a ranking",
                          "compares means over the same seeds"), id,
                    paste(sprintf("%s at %s", names(own_seeds), purrr::map_chr(own_seeds, function(s) {
@@ -145,7 +150,10 @@ ranked_seeds_note <- function(ranking, baseline = "DropTail") {
   sets <- dplyr::distinct(ranking, .data$selector, .data$ranked_seeds, .keep_all = TRUE)
   more <- dplyr::filter(ranking, .data$n_own > .data$n) |>
     dplyr::distinct(.data$series, .keep_all = TRUE)
-  ranked <- if (length(unique(sets$ranked_seeds)) == 1) {
+  ranked <- if (all(is.na(sets$ranked_seeds) | sets$ranked_seeds == "")) {
+    paste("Not ranked: no seed has a valid run of every discipline",
+          "(runs that failed the backend's fidelity checks are left out)")
+  } else if (length(unique(sets$ranked_seeds)) == 1) {
     sprintf("Ranked on seeds %s, the %d seeds every discipline ran", seeds_of(sets$ranked_seeds[[1]]),
             length(strsplit(as.character(sets$ranked_seeds[[1]]), " ", fixed = TRUE)[[1]]))
   } else {
@@ -222,7 +230,8 @@ bench_workload_metrics <- function(spec, workload) {
 #'
 #' @param metrics_by_workload Named list: workload -> long per-run metrics.
 #' @param spec read_bench_spec().
-#' @return A list: `ranking` and `effects` (each with a `workload` column).
+#' @return A list: `ranking` and `effects` (each with a `workload` column); a
+#'   workload without a valid run of the baseline has no rows.
 bench_leaderboard <- function(metrics_by_workload, spec) {
   tables <- purrr::imap(metrics_by_workload, function(metrics, workload) {
     selectors <- spec$workloads[[workload]]$metrics
@@ -231,12 +240,16 @@ bench_leaderboard <- function(metrics_by_workload, spec) {
                    workload))
     }
     values <- bench_values(metrics, selectors)
+    # no valid run of the baseline (every one invalid by the backend's
+    # fidelity checks): nothing to rank against; adaptive_status() says why
+    if (!spec$baseline %in% values$series) return(NULL)
     labelled <- function(df) {
       dplyr::left_join(df, bench_labels(selectors), by = "selector") |>
         dplyr::mutate(workload = workload, .before = 1) |>
         dplyr::relocate("label", .after = "selector")
     }
-    list(ranking = labelled(rank_disciplines(values)), effects = labelled(bench_effects(values, spec$baseline)))
+    list(ranking = labelled(rank_disciplines(values, disjoint = "unrank")),
+         effects = labelled(bench_effects(values, spec$baseline)))
   })
   list(ranking = purrr::map_dfr(tables, "ranking"), effects = purrr::map_dfr(tables, "effects"))
 }
@@ -318,29 +331,39 @@ adaptive_widths <- function(selectors, baseline_means, width_relative) {
 #' The baseline runs every batch (each discipline is paired with it
 #' independently of the others): its status is "baseline".
 #'
-#' @param values bench_values() of one workload (every seed run so far).
+#' A run the backend judged unfaithful (an emulation run that broke its
+#' timing invariants) has no values: its seed counts as run (towards the
+#' batch boundaries and the cap) but pairs nothing, so a discipline whose
+#' runs, or the baseline's, were invalid runs its next batch rather than
+#' stop on fewer pairs than the rule asks for.
+#'
+#' @param values bench_values() of one workload (every valid run so far).
 #' @param selectors The workload's metric selectors.
 #' @param baseline The baseline's series label.
 #' @param repetition list(batch, cap, width_relative).
-#' @return One row per series: series, n (seeds run), status, n_stop (the seeds
-#'   the rule stops at; NA while it continues), seeds (those run, space-separated),
-#'   widest (the largest ratio of a metric's interval width to its width at
-#'   the last boundary evaluated; below 1 when it stopped on width).
-adaptive_status <- function(values, selectors, baseline, repetition) {
+#' @param ran Named list, series -> the seeds it ran, valid or not (NULL:
+#'   those of `values`, every run valid).
+#' @return One row per series: series, n (seeds run), n_valid (of them, the
+#'   valid ones), status, n_stop (the seeds the rule stops at; NA while it
+#'   continues), seeds (those run, space-separated), widest (the largest ratio
+#'   of a metric's interval width to its width at the last boundary
+#'   evaluated; below 1 when it stopped on width).
+adaptive_status <- function(values, selectors, baseline, repetition, ran = NULL) {
   require_columns(values, c("series", "seed", "selector", "value"), "adaptive status")
   batch <- as.integer(repetition$batch)
   cap <- as.integer(repetition$cap)
   check_repetition(batch, cap)
-  if (!baseline %in% values$series) {
+  if (is.null(ran)) ran <- split(values$seed, values$series)
+  if (!baseline %in% names(ran)) {
     stop(sprintf("adaptive status: the baseline `%s` must be among the series", baseline))
   }
   base <- dplyr::filter(values, .data$series == !!baseline)
-  purrr::map_dfr(sort(unique(values$series)), function(label) {
+  purrr::map_dfr(sort(names(ran)), function(label) {
     own <- dplyr::filter(values, .data$series == !!label)
-    seeds <- sort(unique(own$seed))
+    seeds <- sort(unique(as.integer(ran[[label]])))
     row <- function(status, n_stop, widest) {
-      tibble::tibble(series = label, n = length(seeds), status = status, n_stop = n_stop,
-                     seeds = paste(seeds, collapse = " "), widest = widest)
+      tibble::tibble(series = label, n = length(seeds), n_valid = length(unique(own$seed)), status = status,
+                     n_stop = n_stop, seeds = paste(seeds, collapse = " "), widest = widest)
     }
     if (label == baseline) return(row("baseline", NA_integer_, NA_real_))
     widest <- NA_real_
@@ -349,9 +372,13 @@ adaptive_status <- function(values, selectors, baseline, repetition) {
                            if (length(seeds) >= cap) length(seeds)))
     for (n in boundaries) {
       used <- seeds[seq_len(n)]
-      pairs <- pair_by_seed(dplyr::bind_rows(dplyr::filter(own, .data$seed %in% used),
-                                             dplyr::filter(base, .data$seed %in% used)),
-                            label, baseline, by = "selector")
+      own_used <- dplyr::filter(own, .data$seed %in% used)
+      base_used <- dplyr::filter(base, .data$seed %in% used)
+      if (nrow(own_used) == 0 || nrow(base_used) == 0) {  # every run of one side invalid: nothing pairs
+        widest <- Inf
+        next
+      }
+      pairs <- pair_by_seed(dplyr::bind_rows(own_used, base_used), label, baseline, by = "selector")
       baseline_means <- tapply(pairs$baseline, pairs$selector, mean)
       widths <- adaptive_widths(selectors, baseline_means, repetition$width_relative)
       narrow <- purrr::imap_lgl(widths, function(width, id) {
@@ -416,11 +443,13 @@ analyze_bench <- function(results_dir, spec) {
   backends <- sort(unique(unlist(purrr::map(workloads, function(w) list_backends(results_dir, file.path("bench", w))))))
   boards <- purrr::map(backends, function(backend) {
     metrics <- list()
+    ran <- list()
     for (workload in workloads) {
       scenario <- file.path("bench", workload)
       if (!backend %in% list_backends(results_dir, scenario)) next
-      metrics[[workload]] <- compute_run_metrics(read_scenario_results(results_dir, scenario, backend),
-                                                 warmup_s = spec$warmup_s,
+      results <- read_scenario_results(results_dir, scenario, backend)
+      ran[[workload]] <- seeds_run(results$runs)
+      metrics[[workload]] <- compute_run_metrics(results, warmup_s = spec$warmup_s,
                                                  metrics = bench_workload_metrics(spec, workload))
     }
     board <- bench_leaderboard(metrics, spec)
@@ -429,7 +458,7 @@ analyze_bench <- function(results_dir, spec) {
                                                "scenario.json"))
       repetition <- scenario_repetition(scenario, spec)
       adaptive_status(bench_values(m, spec$workloads[[workload]]$metrics), spec$workloads[[workload]]$metrics,
-                      spec$baseline, repetition) |>
+                      spec$baseline, repetition, ran = ran[[workload]]) |>
         dplyr::mutate(workload = workload, .before = 1) |>
         dplyr::mutate(batch = repetition$batch, cap = repetition$cap)
     })
@@ -447,6 +476,15 @@ analyze_bench <- function(results_dir, spec) {
   }
   tables <- purrr::set_names(c("ranking", "effects", "seeds", "adaptive"))
   purrr::map(tables, function(table) purrr::map_dfr(boards, table))
+}
+
+#' The seeds each series ran, valid or not (adaptive_status()'s `ran`).
+#'
+#' @param runs A collection's runs table (series, seed).
+#' @return Named list, series -> its seeds (sorted integers).
+seeds_run <- function(runs) {
+  require_columns(runs, c("series", "seed"), "seeds run")
+  lapply(split(as.integer(runs$seed), runs$series), function(seeds) sort(unique(seeds)))
 }
 
 #' A workload's repetition as its scenario runs it (scenario.json): batches
@@ -501,7 +539,7 @@ bench_placement <- function(board, discipline) {
     dplyr::select("workload", "selector", d_mean = "mean", d_lo = "ci_lo", d_hi = "ci_hi", "p_holm", "significant",
                   "improves")
   dplyr::left_join(ranked, effects, by = c("workload", "selector")) |>
-    dplyr::mutate(verdict = dplyr::case_when(is.na(.data$d_mean) ~ "the baseline",
+    dplyr::mutate(verdict = dplyr::case_when(is.na(.data$d_mean) ~ "no paired runs",
                                              !.data$significant ~ "no significant difference",
                                              .data$improves ~ "better", TRUE ~ "worse")) |>
     dplyr::select("workload", "selector", "label", "better", "rank", "of", "n", "mean", "ci_lo", "ci_hi", "d_mean",

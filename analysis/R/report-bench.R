@@ -9,26 +9,56 @@ anchor_text <- function(text) {
   gsub("^-+|-+$", "", gsub("[^a-z0-9]+", "-", tolower(text)))
 }
 
-#' The HTML id of a workload's section on the benchmark page ("bench-bulk").
-bench_workload_anchor <- function(workload) {
-  paste0("bench-", anchor_text(workload))
+#' The HTML id of a workload's section on the benchmark page ("bench-bulk");
+#' of another backend's section of it (the page shows one backend in full,
+#' the others after it), the backend's name and a double dash first
+#' ("mininet--bench-bulk"; no anchor_text() has a double dash, so no two
+#' collide).
+bench_workload_anchor <- function(workload, backend = NULL) {
+  paste0(if (is.null(backend)) "" else paste0(anchor_text(backend), "--"), "bench-", anchor_text(workload))
 }
 
 #' The HTML id of the table of one metric of one workload: the workload's
-#' anchor, a double dash (which no workload's anchor has) and the metric
-#' selector's id ("bench-small-flows--avg-fct-s-group-small").
-bench_metric_anchor <- function(workload, selector) {
-  paste0(bench_workload_anchor(workload), "--", anchor_text(selector))
+#' anchor, a double dash and the metric selector's id
+#' ("bench-small-flows--avg-fct-s-group-small").
+bench_metric_anchor <- function(workload, selector, backend = NULL) {
+  paste0(bench_workload_anchor(workload, backend), "--", anchor_text(selector))
 }
 
-#' The Markdown heading of a workload's section, with its anchor.
-bench_workload_heading <- function(workload) {
-  sprintf("## %s {#%s}", workload, bench_workload_anchor(workload))
+#' The Markdown heading of a workload's section, with its anchor (`level`
+#' #s: another backend's workloads sit one level down).
+bench_workload_heading <- function(workload, backend = NULL, level = 2L) {
+  sprintf("%s %s {#%s}", strrep("#", level), workload, bench_workload_anchor(workload, backend))
 }
 
 #' The Markdown heading of a metric's table in a workload's section, with its anchor.
-bench_metric_heading <- function(workload, selector, label) {
-  sprintf("### %s {#%s}", label, bench_metric_anchor(workload, selector))
+bench_metric_heading <- function(workload, selector, label, backend = NULL, level = 3L) {
+  sprintf("%s %s {#%s}", strrep("#", level), label, bench_metric_anchor(workload, selector, backend))
+}
+
+#' Where two backends' leaderboards agree: per workload, metric and
+#' discipline run on both, each backend's change against the baseline
+#' (signed so that positive is better) and verdict, and whether the
+#' verdicts are the same.
+#'
+#' @param effects bench_leaderboard()'s effects with `backend`.
+#' @param a,b The two backends (a the page's main one).
+#' @return workload, selector, label, series, change_a, verdict_a, change_b,
+#'   verdict_b, agree; no rows when they share no workload.
+bench_backend_agreement <- function(effects, a, b) {
+  require_columns(effects, c("backend", "workload", "selector", "label", "series", "better", "change", "significant",
+                             "improves"), "backend agreement")
+  side <- function(backend, suffix) {
+    dplyr::filter(effects, .data$backend == !!backend) |>
+      dplyr::transmute(.data$workload, .data$selector, .data$label, .data$series,
+                       change = dplyr::if_else(.data$better == "higher", .data$change, -.data$change),
+                       verdict = dplyr::case_when(!.data$significant ~ "no significant difference",
+                                                  .data$improves ~ "better", TRUE ~ "worse")) |>
+      dplyr::rename_with(function(n) paste0(n, "_", suffix), c("change", "verdict"))
+  }
+  dplyr::inner_join(side(a, "a"), dplyr::select(side(b, "b"), -"label"), by = c("workload", "selector", "series")) |>
+    dplyr::mutate(agree = .data$verdict_a == .data$verdict_b) |>
+    dplyr::arrange(.data$workload, .data$selector, .data$series)
 }
 
 #' The heat map across workloads as an HTML table: a row per workload and
@@ -42,8 +72,10 @@ bench_metric_heading <- function(workload, selector, label) {
 #' @param effects bench_leaderboard()'s effects of one backend: workload,
 #'   selector, label, series, better, change, significant, p_holm.
 #' @param caption The table's caption (HTML-escaped here).
+#' @param backend NULL for the page's main backend, else the backend whose
+#'   sections the cells link to (bench_metric_anchor()).
 #' @return The table's HTML, one string.
-bench_heat_map_html <- function(effects, caption) {
+bench_heat_map_html <- function(effects, caption, backend = NULL) {
   require_columns(effects, c("workload", "selector", "label", "series", "better", "change", "significant", "p_holm"),
                   "benchmark heat map")
   cells <- effects |>
@@ -56,7 +88,7 @@ bench_heat_map_html <- function(effects, caption) {
   palette <- scales::div_gradient_pal(low = "#b2182b", mid = "#f7f7f7", high = "#2166ac")
   escape <- htmltools::htmlEscape
   cell_html <- function(cell, workload, selector, label) {
-    href <- paste0("#", bench_metric_anchor(workload, selector))
+    href <- paste0("#", bench_metric_anchor(workload, selector, backend))
     if (nrow(cell) == 0) {
       return(sprintf("<td class=\"qlab-heat-none\"><a href=\"%s\" title=\"%s\">&ndash;</a></td>", href,
                      escape(sprintf("%s: %s: no paired runs", workload, label))))
@@ -85,7 +117,8 @@ bench_heat_map_html <- function(effects, caption) {
     tds <- purrr::map_chr(series, function(label_series) {
       cell_html(here[here$series == label_series, ], workload, selector, label)
     })
-    sprintf("<tr><th scope=\"row\"><a href=\"#%s\">%s</a></th>%s</tr>", bench_metric_anchor(workload, selector),
+    sprintf("<tr><th scope=\"row\"><a href=\"#%s\">%s</a></th>%s</tr>",
+            bench_metric_anchor(workload, selector, backend),
             escape(paste0(workload, ": ", label)), paste(tds, collapse = ""))
   })
   paste0(

@@ -43,7 +43,8 @@ main <- function() {
                                  metrics = bench_workload_metrics(spec, options$workload))
   repetition <- list(batch = as.integer(options[["batch-size"]]), cap = as.integer(options$cap),
                      width_relative = spec$repetition$width_relative)
-  status <- adaptive_status(bench_values(metrics, selectors), selectors, spec$baseline, repetition)
+  status <- adaptive_status(bench_values(metrics, selectors), selectors, spec$baseline, repetition,
+                            ran = seeds_run(results$runs))
   points <- dplyr::distinct(results$runs, .data$series, .data$point)
   status <- dplyr::left_join(status, points, by = "series")
   # the baseline runs every batch, whichever disciplines run with it: each
@@ -53,8 +54,9 @@ main <- function() {
     schema = "qlab-adaptive/1", workload = options$workload, batch = as.integer(options$batch),
     batch_size = repetition$batch, cap = repetition$cap, width_relative = repetition$width_relative,
     `continue` = I(sort(going)),
-    series = purrr::pmap(status, function(series, n, status, n_stop, seeds, widest, point) {
-      list(series = series, point = point, n = n, status = status, widest = if (is.finite(widest)) widest else NULL)
+    series = purrr::pmap(status, function(series, n, n_valid, status, n_stop, seeds, widest, point) {
+      list(series = series, point = point, n = n, valid = n_valid, status = status,
+           widest = if (is.finite(widest)) widest else NULL)
     })
   )
   dir.create(dirname(options$out), recursive = TRUE, showWarnings = FALSE)

@@ -40,16 +40,19 @@ main <- function() {
   workloads <- strsplit(options$workloads, ",")[[1]]
   suite_series <- character()
   adaptive <- list()
+  runs_seen <- list()
   metrics <- purrr::map(purrr::set_names(workloads), function(workload) {
     suite_dir <- scenario_results_dir(options$results, file.path("bench", workload), options$backend)
     own_dir <- file.path(suite_dir, "sets", options$set, "all")
     if (!file.exists(file.path(own_dir, "runs.csv.gz"))) fail(sprintf("%s: no collected runs (runs.csv.gz)", own_dir))
     own_results <- read_collected(own_dir)
+    runs_seen[[workload]] <<- own_results$runs
     wanted <- bench_workload_metrics(spec, workload)
     own <- compute_run_metrics(own_results, warmup_s = spec$warmup_s, metrics = wanted)
     selectors <- spec$workloads[[workload]]$metrics
     repetition <- scenario_repetition(own_results$scenario, spec)
-    adaptive[[workload]] <<- adaptive_status(bench_values(own, selectors), selectors, spec$baseline, repetition) |>
+    adaptive[[workload]] <<- adaptive_status(bench_values(own, selectors), selectors, spec$baseline, repetition,
+                                             ran = seeds_run(own_results$runs)) |>
       dplyr::filter(.data$series == options$discipline) |>
       dplyr::mutate(workload = workload, .before = 1) |>
       dplyr::mutate(batch = repetition$batch, cap = repetition$cap)
@@ -60,8 +63,21 @@ main <- function() {
     placement_metrics(own, suite)
   })
   board <- bench_leaderboard(metrics, spec)
-  placement <- bench_placement(board, options$discipline)
   adaptive <- dplyr::bind_rows(adaptive)
+  # what the backend's fidelity checks left out (emulation runs that broke their timing invariants)
+  invalid <- function(runs) {
+    bad <- dplyr::filter(runs, !.data$valid) |> dplyr::count(.data$series)
+    if (nrow(bad) == 0) return("")
+    sprintf(" (invalid by the backend's fidelity checks: %s)",
+            paste(sprintf("%d of %d runs of %s", bad$n, as.integer(table(runs$series)[bad$series]), bad$series),
+                  collapse = ", "))
+  }
+  if (nrow(board$ranking) == 0 || !options$discipline %in% board$ranking$series) {
+    fail(sprintf("%s and %s have no valid pair of runs on %s in %s%s", options$discipline, spec$baseline,
+                 options$backend, paste(workloads, collapse = ", "),
+                 invalid(dplyr::bind_rows(unname(runs_seen)))))
+  }
+  placement <- bench_placement(board, options$discipline)
   dir.create(options$out, recursive = TRUE, showWarnings = FALSE)
   write_bench_analysis(list(ranking = board$ranking, effects = board$effects, adaptive = adaptive,
                             placement = placement), options$out)
@@ -78,13 +94,19 @@ main <- function() {
   for (workload in workloads) {
     rows <- dplyr::filter(placement, .data$workload == !!workload)
     seeds <- dplyr::filter(adaptive, .data$workload == !!workload)
+    if (nrow(rows) == 0) {
+      cat(sprintf("\n%s: no valid pair of runs%s\n", workload, invalid(runs_seen[[workload]])))
+      next
+    }
     stopped <- if (seeds$status == "cap" && seeds$batch >= seeds$cap) "fixed" else seeds$status
-    cat(sprintf("\n%s (%d seeds; %s)\n", workload, seeds$n,
+    cat(sprintf("\n%s (%d seeds; %s)%s\n", workload, seeds$n,
                 switch(stopped, width = "stopped: every interval narrow enough", cap = "stopped at the cap",
-                       fixed = "the profile's fixed seeds", continue = "not finished", stopped)))
+                       fixed = "the profile's fixed seeds", continue = "not finished", stopped),
+                invalid(runs_seen[[workload]])))
     table <- data.frame(
       metric = rows$label,
-      rank = sprintf("%d of %d", rows$rank, rows$of),
+      rank = dplyr::if_else(is.na(rows$rank), sprintf("not ranked (of %d)", rows$of),
+                            sprintf("%d of %d", rows$rank, rows$of)),
       mean = sprintf("%s [%s, %s]", fmt(rows$mean), fmt(rows$ci_lo), fmt(rows$ci_hi)),
       `vs baseline` = sprintf("%s [%s, %s]", fmt(rows$d_mean), fmt(rows$d_lo), fmt(rows$d_hi)),
       holm_p = format_p(rows$p_holm),

@@ -211,7 +211,8 @@ class MininetBackend(Backend):
                 if native.is_native(q["kind"]):
                     out.append(
                         f"links[{j}].queues.{n}.kind: {q['kind']} is ns-3's own queue disc: only the ns3 "
-                        "backend has it, not the mininet backend (qlab-emu runs the core's disciplines)"
+                        "backend has it, not the mininet backend (qlab-emu runs the core's disciplines; "
+                        "a scenario's series of it runs beside the others with `backends: [ns3]`)"
                     )
                 elif q["kind"] != "lossless" and lk is not bottleneck:
                     out.append(

@@ -135,6 +135,19 @@ test_that("the leaderboard takes whatever series the runs have: a new discipline
   expect_setequal(board$effects$series, c("b", "c", "c-copy"))
 })
 
+test_that("a workload without a valid run of the baseline has no rows on the leaderboard", {
+  spec <- list(baseline = "a", workloads = list(
+    w = list(metrics = list(list(metric = "fairness_jain", better = "higher", label = "Jain"))),
+    v = list(metrics = list(list(metric = "fairness_jain", better = "higher", label = "Jain")))
+  ))
+  metrics <- synthetic_values("higher") |>
+    dplyr::transmute(series, seed, metric = "fairness_jain", value) |>
+    with_metric_keys()
+  board <- bench_leaderboard(list(w = metrics, v = dplyr::filter(metrics, series != "a")), spec)
+  expect_equal(unique(board$ranking$workload), "w")
+  expect_equal(unique(board$effects$workload), "w")
+})
+
 test_that("a workload without metrics in the spec is refused by name", {
   spec <- list(baseline = "a", workloads = list())
   metrics <- with_metric_keys(dplyr::transmute(synthetic_values("higher"), series, seed, metric = "fairness_jain",
@@ -283,6 +296,42 @@ test_that("a discipline identical to the baseline stops even when the baseline's
   zero <- tibble::tibble(series = rep(c("base", "same"), each = 3), seed = rep(1:3, 2), value = 0,
                          selector = "m", better = "lower")
   expect_equal(status_of(zero, batch = 3, cap = 6)[["same"]], "width")
+})
+
+test_that("an invalid run counts as run but pairs nothing: no early stop on fewer pairs, and no error", {
+  values <- status_values(c(quiet = 0.1))
+  every <- list(base = 1:9, quiet = 1:9)
+  # seed 2 of `quiet` invalid (no values): after 3 seeds run, 2 pairs; the
+  # rule is evaluated at the boundary of the seeds run, not of the valid ones
+  holed <- dplyr::filter(values, !(.data$series == "quiet" & .data$seed == 2))
+  st <- adaptive_status(dplyr::filter(holed, .data$seed <= 3), status_selectors, "base",
+                        list(batch = 3, cap = 9, width_relative = 0.1), ran = list(base = 1:3, quiet = 1:3))
+  expect_equal(st$n[st$series == "quiet"], 3L)
+  expect_equal(st$n_valid[st$series == "quiet"], 2L)
+  # every run of the baseline invalid: nothing pairs, the others run on, and stop at the cap
+  no_base <- dplyr::filter(values, .data$series != "base")
+  st <- adaptive_status(dplyr::filter(no_base, .data$seed <= 3), status_selectors, "base",
+                        list(batch = 3, cap = 9, width_relative = 0.1), ran = list(base = 1:3, quiet = 1:3))
+  expect_equal(purrr::set_names(st$status, st$series), c(base = "baseline", quiet = "continue"))
+  expect_equal(st$widest[st$series == "quiet"], Inf)
+  expect_equal(st$n_valid[st$series == "base"], 0L)
+  st <- adaptive_status(no_base, status_selectors, "base", list(batch = 3, cap = 9, width_relative = 0.1),
+                        ran = every)
+  expect_equal(st$status[st$series == "quiet"], "cap")
+  # a series with no valid run at all is still listed, from the seeds it ran
+  st <- adaptive_status(dplyr::filter(values, .data$series == "base"), status_selectors, "base",
+                        list(batch = 3, cap = 9, width_relative = 0.1), ran = every)
+  expect_equal(st$status[st$series == "quiet"], "cap")
+  expect_equal(seeds_run(tibble::tibble(series = c("b", "a", "a"), seed = c(2, 3, 1))), list(a = c(1L, 3L), b = 2L))
+})
+
+test_that("the leaderboard leaves out a workload without a valid baseline run, and ranks none on disjoint seeds", {
+  values <- unequal_seeds()
+  disjoint <- dplyr::filter(values, !(.data$series == "base" & .data$seed <= 3))
+  ranked <- rank_disciplines(disjoint, disjoint = "unrank")
+  expect_true(all(is.na(ranked$rank)))
+  expect_true(all(ranked$n == 0L))
+  expect_match(ranked_seeds_note(dplyr::mutate(ranked, label = "m")), "^Not ranked: no seed has a valid run")
 })
 
 test_that("the adaptive rule refuses a bad repetition and a missing baseline", {

@@ -56,6 +56,37 @@ test_that("every heat-map cell links to the heading of its workload's metric", {
   expect_equal(lengths(regmatches(html, gregexpr("<tr>", html))), 1 + 3)
 })
 
+test_that("another backend's heat map links to its own sections, none of them the main backend's", {
+  effects <- heat_effects()
+  rows <- dplyr::distinct(effects, .data$workload, .data$selector, .data$label)
+  main <- link_targets(bench_heat_map_html(effects, caption = "c"))
+  other <- link_targets(bench_heat_map_html(effects, caption = "c", backend = "mininet"))
+  ids <- heading_ids(c(bench_workload_heading(unique(rows$workload), "mininet", 4L),
+                       bench_metric_heading(rows$workload, rows$selector, rows$label, "mininet", 5L)))
+  expect_true(all(other %in% ids))
+  expect_length(intersect(other, main), 0)
+  expect_equal(bench_workload_anchor("bulk", "mininet"), "mininet--bench-bulk")
+  expect_match(bench_workload_heading("bulk", "mininet", 4L), "^#### bulk ")
+})
+
+test_that("two backends' verdicts side by side, where both ran a discipline", {
+  effects <- dplyr::bind_rows(
+    dplyr::mutate(heat_effects(), backend = "ns3"),
+    dplyr::mutate(heat_effects(), backend = "mininet",
+                  significant = dplyr::if_else(.data$series == "red", TRUE, .data$significant))
+  ) |>
+    dplyr::mutate(improves = dplyr::if_else(.data$better == "higher", .data$change > 0, .data$change < 0))
+  both <- bench_backend_agreement(dplyr::filter(effects, !(.data$backend == "mininet" & .data$series == "pie")),
+                                  "ns3", "mininet")
+  expect_equal(nrow(both), 5) # pie ran on ns3 only
+  red <- dplyr::filter(both, .data$series == "red", .data$selector == "fairness_jain")
+  expect_equal(c(red$verdict_a, red$verdict_b, red$agree), c("no significant difference", "worse", "FALSE"))
+  ncq <- dplyr::filter(both, .data$series == "ncq", .data$workload == "bulk")
+  # a lower-is-better metric's change is signed so that positive is better
+  expect_equal(ncq$change_a[ncq$selector != "fairness_jain"], 0.25)
+  expect_true(all(ncq$agree))
+})
+
 test_that("a cell shows the change signed so that positive is better, and its significance", {
   html <- bench_heat_map_html(heat_effects(), caption = "Change & more")
   # higher is better: +50%, significant; lower is better: -25% is +25% better
