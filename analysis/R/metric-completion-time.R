@@ -75,3 +75,34 @@ summarise_completion_time <- function(flows, by, group = NULL) {
       .groups = "drop"
     )
 }
+
+# Completion time by task size (the benchmark's web workloads: FCT by size
+# bucket). The buckets are fixed, in the task's bytes (`bytes_goal`), so that
+# every workload and backend reads the same ones: short transfers, below 10
+# kB (a few round trips at any window), medium, 10 to 100 kB, and long, 100
+# kB and more (the Pareto sizes' tail).
+fct_size_buckets <- tibble::tribble(
+  ~metric, ~from_bytes, ~to_bytes,
+  "avg_fct_lt10k_s", 0, 1e4,
+  "avg_fct_10k_100k_s", 1e4, 1e5,
+  "avg_fct_ge100k_s", 1e5, Inf
+)
+
+#' Average completion time of each run's tasks in each size bucket
+#' (fct_size_buckets: from_bytes <= bytes_goal < to_bytes), over all flows or
+#' one group; a run with no task in a bucket has no row for it.
+#'
+#' @param flows Per-flow table with `bytes_goal`, `start_s`, `end_s`, `group` and `sim_end_s`.
+#' @param by Columns naming a run.
+#' @param group NULL for all flows, or a traffic group (e.g. "web").
+#' @return `by` columns plus `metric` (the bucket's metric name), `avg_fct_s`,
+#'   `worst_fct_s`, `n_flows`, `n_censored`.
+summarise_fct_by_size <- function(flows, by, group = NULL) {
+  require_columns(flows, c("bytes_goal", "start_s", "end_s", "group", "sim_end_s"), "completion time by size")
+  purrr::pmap_dfr(fct_size_buckets, function(metric, from_bytes, to_bytes) {
+    inside <- flows[flows$bytes_goal >= from_bytes & flows$bytes_goal < to_bytes &
+                      (is.null(group) | flows$group %in% group), ]
+    if (nrow(inside) == 0) return(NULL)
+    dplyr::mutate(summarise_completion_time(inside, by, group), metric = metric, .before = "avg_fct_s")
+  })
+}

@@ -237,6 +237,14 @@ compute_run_metrics <- function(results, warmup_s = 0, metrics = NULL) {
     longer(times, c(avg_fct_s = "avg_fct_s", worst_fct_s = "worst_fct_s"),
            if (is.null(group)) character() else "group", "n_censored")
   }
+  completion_by_size <- function(group) {
+    times <- summarise_fct_by_size(bulk, by, group)
+    if (!is.null(group)) times$group <- rep(group, nrow(times))
+    purrr::map_dfr(split(times, times$metric), function(bucket) {
+      longer(bucket, purrr::set_names("avg_fct_s", bucket$metric[[1]]),
+             if (is.null(group)) character() else "group", "n_censored")
+    })
+  }
   group_goodput <- function(group) {
     goodput <- summarise_group_goodput(flows, by, group)
     goodput$group <- rep(group, nrow(goodput))
@@ -447,6 +455,9 @@ compute_run_metrics <- function(results, warmup_s = 0, metrics = NULL) {
     if (want("fairness_jain")) longer(summarise_fairness(flows, by), c(fairness_jain = "fairness_jain")),
     if (completion_wanted) completion(NULL),
     if (completion_wanted) purrr::map_dfr(sort(unique(bulk$group)), completion),
+    if (nrow(bulk) > 0 && "bytes_goal" %in% names(flows) && want(fct_size_buckets$metric)) {
+      dplyr::bind_rows(completion_by_size(NULL), purrr::map_dfr(sort(unique(bulk$group)), completion_by_size))
+    },
     if (want("avg_goodput_bps")) purrr::map_dfr(sort(unique(flows$group)), group_goodput),
     # packets per second needs the segment size (every trace has it; a hand-made table may not)
     if (nrow(bulk) > 0 && "seg_bytes" %in% names(flows) && want("tcp_throughput_pps")) {

@@ -32,3 +32,24 @@ test_that("the wrapper summarises a group and counts censored tasks", {
   expect_equal(small$worst_fct_s, 2)
   expect_equal(small$n_censored, 0L)
 })
+
+test_that("completion time by size: each task in its bucket, a bucket without tasks has no row", {
+  flows <- make_flows(
+    series = "a", seed = 1L,
+    group = c("web", "web", "web", "bulk"),
+    bytes_goal = c(9999, 10000, 99999, 1e9),
+    start_s = c(0, 1, 2, 0),
+    end_s = c(1, 3, NA, NA),
+    sim_end_s = 10
+  )
+  web <- summarise_fct_by_size(flows, c("series", "seed"), group = "web")
+  expect_equal(web$metric, c("avg_fct_lt10k_s", "avg_fct_10k_100k_s"))
+  # 9,999 bytes: 1 s; 10,000 and 99,999 bytes: 2 s and 8 s (censored at the run's end)
+  expect_equal(web$avg_fct_s, c(1, 5))
+  expect_equal(web$n_censored, c(0L, 1L))
+  all <- summarise_fct_by_size(flows, c("series", "seed"))
+  expect_equal(all$metric, c("avg_fct_lt10k_s", "avg_fct_10k_100k_s", "avg_fct_ge100k_s"))
+  expect_equal(all$avg_fct_s[[3]], 10)
+  expect_equal(fct_size_buckets$metric, c("avg_fct_lt10k_s", "avg_fct_10k_100k_s", "avg_fct_ge100k_s"))
+  expect_true(all(fct_size_buckets$metric %in% metric_registry$name))
+})

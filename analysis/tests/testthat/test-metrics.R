@@ -30,7 +30,8 @@ every_kind_of_run <- function() {
                       bytes_delivered = 1e6, start_s = 0, end_s = c(2, NA, 4, 4, 4), sim_end_s = 8,
                       tx_packets = c(NA, NA, 100, 100, 1000), rx_packets = c(NA, NA, 90, 100, 1000),
                       lost_packets = c(NA, NA, 10, 0, 0), delay_mean_s = c(NA, NA, 0.01, 0.02, 0.02),
-                      delay_max_s = c(NA, NA, 0.05, 0.03, 0.04), bytes_goal = 1e6, seg_bytes = 1000L)
+                      delay_max_s = c(NA, NA, 0.05, 0.03, 0.04), bytes_goal = c(5000, 50000, 1e6, 1e6, 1e6),
+                      seg_bytes = 1000L)
   keys <- tibble::tibble(scenario = "test/s", backend = "ns3", series = "w", point = "p", seed = 1L)
   list(
     flows = flows,
