@@ -251,17 +251,23 @@ def test_emulation_runs_the_core_disciplines_of_five_workloads_in_the_paper_prof
         scen = sc.load(path)
         assert sc.resolve(scen, "quick")["backends"] in ([], ["ns3"]), path.stem
         paper = sc.expand(scen, "paper")
-        on = {b: {j.series for j in paper if j.backend == b} for b in ("ns3", "mininet")}
+        on = {
+            b: {j.series for j in paper if j.backend == b} for b in ("ns3", "mininet", "testbed", "mnkernel")
+        }
         assert bool(on["mininet"]) == (path.stem in emulated), path.stem
         if on["mininet"]:
             series = sc.resolve(scen, "paper")["series"]
             assert on["mininet"] == {s for s in on["ns3"] if not native.is_native(series[s]["kind"])}
+            # and the kernel qdisc, where a testbed is up
+            assert on["testbed"] == on["mnkernel"] == on["mininet"], path.stem
             mininet = {(j.series, j.seed): j.spec for j in paper if j.backend == "mininet"}
             ns3 = {(j.series, j.seed): j.spec for j in paper if j.backend == "ns3"}
             for key, spec in mininet.items():
                 assert spec["flows"] == ns3[key]["flows"], key
         test = {j.backend for j in sc.expand(scen, "test")}
-        assert ("mininet" in test) == (path.stem == "unresponsive-udp"), path.stem
+        assert test <= {"ns3", "mininet"} and ("mininet" in test) == (path.stem == "unresponsive-udp"), (
+            path.stem
+        )
 
 
 def test_compare_runs_the_workload_through_the_workflow(capsys: pytest.CaptureFixture[str], tmp_path: Path):
