@@ -847,9 +847,11 @@ def test_run_job_stops_a_bulk_flow_mid_transfer_as_ns3_does(emu, tmp_path):
                 # the stop is a timer in a real process: allow 5 ms for it and the access hop
                 if float(r["time_s"]) > 1.0 + 0.005:
                     late.append((float(r["time_s"]), int(r["len_bytes"])))
-                elif float(r["time_s"]) > 0.9:
+                elif float(r["time_s"]) > 0.5:
                     before += 1
-    assert before > 10  # it was sending up to the stop
+    # it was sending in the half second up to the stop (not only its last
+    # 0.1 s: Linux TCP may sit out a retransmission timeout, 200 ms or more)
+    assert before > 10
     assert late and all(length == 40 for _, length in late), late[:10]
     assert max(t for t, _ in late) < 1.0 + 0.2, late[-1]
 
