@@ -405,9 +405,12 @@ def test_emu_marks_ect_packets_and_drops_the_others(wire, emu, tmp_path):
         2, src_port=10001, dst_port=6002, rate_bps=6_000_000, pkt_bytes=1000, periods_ns=[[0, 1000 * MS]]
     )
     res = {}
+    # Gentle RED's forced drops (avg >= 2 * max_pkts = 40) stay drops even for
+    # ECT packets; a limit of 30 keeps avg below them however bursty a loaded
+    # machine makes the arrivals, so every AQM verdict here is an early one.
     red = [
         a
-        for p in ("ecn=1", "min_pkts=2", "max_pkts=20", "max_p=0.5", "w_q=0.5", "limit_pkts=100")
+        for p in ("ecn=1", "min_pkts=2", "max_pkts=20", "max_p=1.0", "w_q=0.5", "limit_pkts=30")
         for a in ("--param", p)
     ]
     s = run_emu(
@@ -783,7 +786,6 @@ def test_a_failed_run_names_its_task_and_the_helpers_words_and_leaves_nothing(em
     fails with the task and the helper's last words, which qlab reports:
     here the qlab-emu the prepared host names is missing."""
     plan_file = _write(tmp_path, small_plan(duration_ns=2 * S, bulk_bytes=10_000))
-    before = set(Path("/tmp").glob("qlab-emu-run.*"))
     workdir = tmp_path / "work"
     workdir.mkdir()
     missing = tmp_path / "no-such-qlab-emu"
@@ -793,9 +795,12 @@ def test_a_failed_run_names_its_task_and_the_helpers_words_and_leaves_nothing(em
     assert "Run the plan in Mininet with qlab-emu as the bottleneck failed" in words
     assert f"qlab-emu not found at {missing}" in words
     log = (tmp_path / "log").read_text()
-    assert "Remove anything a failed run left behind" in log and "Remove the run's work directory" in log
+    assert "Remove anything a failed run left behind" in log
+    # the run's own directory on the emulation host, by the name the log gives
+    # it (other runs, of tests beside this one, come and go in /tmp meanwhile)
+    removed = re.findall(r"Remove the run's work directory (/\S*qlab-emu-run\.\w+)", log)
+    assert len(removed) == 1 and not Path(removed[0]).exists()
     assert list(workdir.iterdir()) == []
-    assert set(Path("/tmp").glob("qlab-emu-run.*")) == before
 
 
 @needs_mininet
