@@ -230,9 +230,12 @@ bench_workload_metrics <- function(spec, workload) {
 #'
 #' @param metrics_by_workload Named list: workload -> long per-run metrics.
 #' @param spec read_bench_spec().
-#' @return A list: `ranking` and `effects` (each with a `workload` column); a
-#'   workload without a valid run of the baseline has no rows.
-bench_leaderboard <- function(metrics_by_workload, spec) {
+#' @param ran Named list: workload -> the series that ran there, valid or not
+#'   (the runs table's `series`). A workload whose baseline ran but left no
+#'   valid run (every one broke the backend's fidelity checks) has no rows; one
+#'   whose baseline never ran at all is a misconfigured suite, an error.
+#' @return A list: `ranking` and `effects` (each with a `workload` column).
+bench_leaderboard <- function(metrics_by_workload, spec, ran = list()) {
   tables <- purrr::imap(metrics_by_workload, function(metrics, workload) {
     selectors <- spec$workloads[[workload]]$metrics
     if (is.null(selectors)) {
@@ -240,9 +243,15 @@ bench_leaderboard <- function(metrics_by_workload, spec) {
                    workload))
     }
     values <- bench_values(metrics, selectors)
-    # no valid run of the baseline (every one invalid by the backend's
-    # fidelity checks): nothing to rank against; adaptive_status() says why
-    if (!spec$baseline %in% values$series) return(NULL)
+    if (!spec$baseline %in% values$series) {
+      if (!spec$baseline %in% ran[[workload]]) {
+        stop(sprintf("benchmark: workload `%s` has no run of the baseline `%s` (series run: %s)", workload,
+                     spec$baseline, paste(sort(unique(c(ran[[workload]], values$series))), collapse = ", ")))
+      }
+      # every run of the baseline invalid by the backend's fidelity checks:
+      # nothing to rank against; adaptive_status() says why
+      return(NULL)
+    }
     labelled <- function(df) {
       dplyr::left_join(df, bench_labels(selectors), by = "selector") |>
         dplyr::mutate(workload = workload, .before = 1) |>
@@ -444,15 +453,17 @@ analyze_bench <- function(results_dir, spec) {
   boards <- purrr::map(backends, function(backend) {
     metrics <- list()
     ran <- list()
+    series_ran <- list()
     for (workload in workloads) {
       scenario <- file.path("bench", workload)
       if (!backend %in% list_backends(results_dir, scenario)) next
       results <- read_scenario_results(results_dir, scenario, backend)
       ran[[workload]] <- seeds_run(results$runs)
+      series_ran[[workload]] <- unique(results$runs$series)
       metrics[[workload]] <- compute_run_metrics(results, warmup_s = spec$warmup_s,
                                                  metrics = bench_workload_metrics(spec, workload))
     }
-    board <- bench_leaderboard(metrics, spec)
+    board <- bench_leaderboard(metrics, spec, ran = series_ran)
     adaptive <- purrr::imap_dfr(metrics, function(m, workload) {
       scenario <- read_scenario_json(file.path(scenario_results_dir(results_dir, file.path("bench", workload), backend),
                                                "scenario.json"))

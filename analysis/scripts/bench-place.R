@@ -41,6 +41,7 @@ main <- function() {
   suite_series <- character()
   adaptive <- list()
   runs_seen <- list()
+  series_ran <- list()
   metrics <- purrr::map(purrr::set_names(workloads), function(workload) {
     suite_dir <- scenario_results_dir(options$results, file.path("bench", workload), options$backend)
     own_dir <- file.path(suite_dir, "sets", options$set, "all")
@@ -60,9 +61,10 @@ main <- function() {
       compute_run_metrics(read_collected(suite_dir), warmup_s = spec$warmup_s, metrics = wanted)
     }
     suite_series <<- union(suite_series, unique(suite$series))
+    series_ran[[workload]] <<- union(unique(own_results$runs$series), unique(suite$series))
     placement_metrics(own, suite)
   })
-  board <- bench_leaderboard(metrics, spec)
+  board <- bench_leaderboard(metrics, spec, ran = series_ran)
   adaptive <- dplyr::bind_rows(adaptive)
   # what the backend's fidelity checks left out (emulation runs that broke their timing invariants)
   invalid <- function(runs) {

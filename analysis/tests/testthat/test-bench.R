@@ -143,9 +143,15 @@ test_that("a workload without a valid run of the baseline has no rows on the lea
   metrics <- synthetic_values("higher") |>
     dplyr::transmute(series, seed, metric = "fairness_jain", value) |>
     with_metric_keys()
-  board <- bench_leaderboard(list(w = metrics, v = dplyr::filter(metrics, series != "a")), spec)
+  ran <- list(w = c("a", "b", "c"), v = c("a", "b", "c"))
+  board <- bench_leaderboard(list(w = metrics, v = dplyr::filter(metrics, series != "a")), spec, ran = ran)
   expect_equal(unique(board$ranking$workload), "w")
   expect_equal(unique(board$effects$workload), "w")
+  # a baseline that never ran is a misconfigured suite, not an invalid run
+  expect_error(bench_leaderboard(list(w = metrics, v = dplyr::filter(metrics, series != "a")), spec,
+                                 ran = list(w = c("a", "b", "c"), v = c("b", "c"))),
+               "workload `v` has no run of the baseline `a` \\(series run: b, c\\)")
+  expect_error(bench_leaderboard(list(v = dplyr::filter(metrics, series != "a")), spec), "baseline `a`")
 })
 
 test_that("a workload without metrics in the spec is refused by name", {
