@@ -10,6 +10,7 @@ import copy
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -268,6 +269,39 @@ def test_emulation_runs_the_core_disciplines_of_five_workloads_in_the_paper_prof
         assert test <= {"ns3", "mininet"} and ("mininet" in test) == (path.stem == "unresponsive-udp"), (
             path.stem
         )
+
+
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
+
+
+def test_the_prose_names_the_workloads_the_scenarios_run_in_emulation():
+    """The README, the benchmark page and assumption `emulation` name the
+    workloads that run in emulation in the paper profile: a list kept by hand
+    in three places, checked here against the scenario files."""
+    emulated = {
+        p.stem for p in workloads() if any(j.backend == "mininet" for j in sc.expand(sc.load(p), "paper"))
+    }
+    names = {p.stem for p in workloads()}
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    def named(region: str) -> set[str]:
+        return set(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", region)) & names
+
+    readme = flat((REPO / "README.md").read_text(encoding="utf-8"))
+    page = flat((REPO / "reports" / "benchmark.qmd").read_text(encoding="utf-8"))
+    defaults = yaml.safe_load((BENCH / "defaults.yaml").read_text(encoding="utf-8"))
+    assumption = flat(next(a["text"] for a in defaults["assumptions"] if a["id"] == "emulation"))
+    row = re.search(r"In the paper profile, (\w+) workloads also in emulation", readme)
+    assert row and row[1] == NUMBER_WORDS[len(emulated)], "README's benchmark row"
+    prose = re.search(r"In the paper profile, (\w+) workloads \(([^)]*)\) also run in emulation", readme)
+    assert prose and prose[1] == NUMBER_WORDS[len(emulated)] and named(prose[2]) == emulated, "README"
+    listed = re.search(r"Not in the benchmark yet.*?workloads other than (.*?), and in the quick", page)
+    assert listed and named(listed[1]) == emulated, "reports/benchmark.qmd"
+    stated = re.match(r"(\w+) workloads \(([^:]*):", assumption)
+    assert stated and stated[1] == NUMBER_WORDS[len(emulated)].capitalize(), "assumption emulation"
+    assert named(stated[2]) == emulated, "assumption emulation"
 
 
 def test_compare_runs_the_workload_through_the_workflow(capsys: pytest.CaptureFixture[str], tmp_path: Path):
