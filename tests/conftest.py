@@ -4,6 +4,7 @@ import ast
 import functools
 import re
 import shutil
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -34,6 +35,39 @@ def demo_dir(tmp_path: Path) -> Path:
     d.mkdir()
     (d / "defaults.yaml").write_text((REPO / "scenarios/disciplines/defaults.yaml").read_text())
     return d
+
+
+def copy_checkout(root: Path) -> Path:
+    """Copy the checkout's tracked and new files into `root`, keeping their
+    modification times."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        src = REPO / rel
+        if src.is_file():
+            dst = root / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    return root
+
+
+@pytest.fixture
+def own_checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the checkout's files (tracked and new, modification times
+    kept, so that the build is up to date in it), with `build` and `.venv`
+    linked to the checkout's. A workflow run in it (cwd and QLAB_ROOT) holds
+    a reproduction lock of its own (.snakemake), so it runs beside the
+    workflow tests of this checkout: the emulation's workflow tests do, in
+    the host group (xdist_group below)."""
+    root = copy_checkout(tmp_path_factory.mktemp("checkout"))
+    for shared in ("build", ".venv"):
+        if (REPO / shared).exists():
+            (root / shared).symlink_to(REPO / shared)
+    return root
 
 
 # Fidelity is judged on real timing: on a loaded machine a run can break the
@@ -70,7 +104,10 @@ def faithful(valid: bool, reasons: list[str]) -> bool:
 #   those modules runs no workflow: test_hostile's names it in docstrings,
 #   and its 1,500-case fuzz test would otherwise wait for the workflow's).
 # - "host": tests that change this machine: Mininet runs (one at a time,
-#   the runner's lock), Ansible on localhost.
+#   the runner's lock), Ansible on localhost; and the emulation's workflow
+#   tests, which run the workflow in a checkout of their own (the fixture
+#   own_checkout), so that they wait neither for the workflow group's lock
+#   nor, on the workflow's worker, for the Mininet runs of this group.
 # xdist's own `--dist loadgroup` cannot be used: it renames the tests'
 # node ids, which pytest 9 no longer allows, so the groups are found from
 # the node ids by a scheduler of qlab's (pytest_xdist_make_scheduler).
@@ -98,8 +135,11 @@ def xdist_group(nodeid: str) -> str | None:
     """The group of a test ("tests/test_x.py::test_y[param]"), or None."""
     path, _, rest = nodeid.partition("::")
     module = Path(path).stem
+    name = rest.split("[", 1)[0].split("::")[-1]
+    if path.endswith(".py") and "own_checkout" in _function_sources(path).get(name, ""):
+        return "host"
     if module in PER_TEST_MODULES:
-        source = _function_sources(path).get(rest.split("[", 1)[0].split("::")[-1], "")
+        source = _function_sources(path).get(name, "")
         if WORKFLOW_WORDS.search(source):
             return "workflow"
         return "host" if module in HOST_MODULES else None

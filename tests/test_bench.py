@@ -560,16 +560,16 @@ def test_bench_places_a_discipline_with_adaptive_repetition(tmp_path: Path):
     subprocess.run(["/usr/bin/python3", "-c", "import mininet.net"], capture_output=True).returncode != 0,
     reason="Debian's Mininet is not installed",
 )
-def test_bench_places_a_discipline_in_emulation(tmp_path: Path):
+def test_bench_places_a_discipline_in_emulation(tmp_path: Path, own_checkout: Path):
     """`qlab bench --backend mininet` (the test profile's unresponsive-udp):
     the discipline's and DropTail's runs in Mininet, the stopping rule after
     each batch, and the placement, or, where this machine broke every
     pair's timing invariants, a message naming the invalid runs (the rule
     and the leaderboard's handling of them: analysis/tests/testthat)."""
-    env = dict(os.environ, TZ="UTC")
+    env = dict(os.environ, TZ="UTC", QLAB_ROOT=str(own_checkout))
     cmd = [sys.executable, "-m", "qlab", "bench", "--discipline", "ncq", "--workload", "unresponsive-udp"]
     cmd += ["--backend", "mininet", "--profile", "test", "--results", str(tmp_path), "--cores", "2"]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
+    proc = subprocess.run(cmd, cwd=own_checkout, capture_output=True, text=True, env=env, timeout=900)
     point = tmp_path / "bench" / "unresponsive-udp" / "mininet"
     decided = json.loads((point / "sets" / "only-ncq" / "batch-1.json").read_text())
     assert {s["series"] for s in decided["series"]} == {"ncq", "droptail"}

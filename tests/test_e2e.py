@@ -30,8 +30,14 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 
 def snakemake(
-    tmp: Path, scen_dir: Path, *extra: str, launcher: tuple[str, ...] = (str(SNAKEMAKE),)
+    tmp: Path,
+    scen_dir: Path,
+    *extra: str,
+    launcher: tuple[str, ...] = (str(SNAKEMAKE),),
+    root: Path = REPO,
 ) -> subprocess.CompletedProcess:
+    """The workflow on the scenarios of `scen_dir`, in the checkout `root`
+    (conftest's own_checkout, or this one)."""
     files = sorted(str(p) for p in scen_dir.glob("*.yaml"))
     cmd = [
         *launcher,
@@ -49,8 +55,8 @@ def snakemake(
         f"scenarios={json.dumps(files)}",
         *extra,
     ]
-    env = dict(os.environ, TZ="UTC")
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env, timeout=1200)
+    env = dict(os.environ, TZ="UTC", QLAB_ROOT=str(root))
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env, timeout=1200)
     if proc.returncode != 0:
         logs = "\n".join(
             p.read_text(errors="replace")[-3000:] for p in (tmp / "results" / "logs").rglob("*.log")

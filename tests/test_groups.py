@@ -8,8 +8,13 @@ from .conftest import xdist_group
 def test_tests_that_share_the_checkouts_lock_or_the_host_are_grouped():
     assert xdist_group("tests/test_e2e.py::test_every_job_ran_and_passes_the_trace_validator") == "workflow"
     assert xdist_group("tests/test_resume.py::test_stale_snakemake_lock_is_cleared") == "workflow"
-    # test_mininet.py test by test: its workflow tests need the lock, the others the host
-    assert xdist_group("tests/test_mininet.py::test_snakemake_ansible_mininet_end_to_end") == "workflow"
+    # test_mininet.py test by test: its workflow tests run in a checkout of
+    # their own (own_checkout), with the Mininet runs, as the others do
+    assert xdist_group("tests/test_mininet.py::test_snakemake_ansible_mininet_end_to_end") == "host"
+    assert xdist_group("tests/test_bench.py::test_bench_places_a_discipline_in_emulation") == "host"
+    # the rest of test_bench.py runs the workflow in this checkout
+    adaptive = "tests/test_bench.py::test_bench_places_a_discipline_with_adaptive_repetition"
+    assert xdist_group(adaptive) == "workflow"
     kill = "tests/test_mininet.py::test_kill_mid_run_leaves_nothing_and_next_run_succeeds"
     assert xdist_group(kill) == "host"
     # test_hostile.py test by test too: it names `make reproduce` in docstrings only

@@ -969,7 +969,7 @@ def test_kill_mid_run_leaves_nothing_and_next_run_succeeds(emu, tmp_path):
 @needs_mininet
 @needs(paths.NS3_RUNNER)
 @pytest.mark.skipif(not SNAKEMAKE.exists(), reason="no snakemake in the venv")
-def test_snakemake_ansible_mininet_end_to_end(emu, tmp_path):
+def test_snakemake_ansible_mininet_end_to_end(emu, tmp_path, own_checkout):
     """The ncq-conf/emu scenario (test profile: 10 flows, DropTail and NCQ,
     one seed) through the whole workflow on ns3 and mininet, to the
     sim-vs-emulation page."""
@@ -1003,11 +1003,11 @@ def test_snakemake_ansible_mininet_end_to_end(emu, tmp_path):
     def snakemake(*extra: str) -> None:
         proc = subprocess.run(
             [*cmd, *extra],
-            cwd=REPO,
+            cwd=own_checkout,
             capture_output=True,
             text=True,
             timeout=300,
-            env=dict(os.environ, TZ="UTC"),
+            env=dict(os.environ, TZ="UTC", QLAB_ROOT=str(own_checkout)),
         )
         if proc.returncode != 0:
             logs = "\n".join(p.read_text(errors="replace")[-2000:] for p in (results / "logs").rglob("*.log"))
@@ -1068,7 +1068,7 @@ def test_snakemake_ansible_mininet_end_to_end(emu, tmp_path):
 
 @needs_mininet
 @pytest.mark.skipif(not SNAKEMAKE.exists(), reason="no snakemake in the venv")
-def test_the_emulation_validation_end_to_end(emu, tmp_path):
+def test_the_emulation_validation_end_to_end(emu, tmp_path, own_checkout):
     """validation/emu-md1 (test profile: u = 0.5, 3 seeds of 1,500 packets)
     through the workflow in Mininet to its claim: qlab-emu's sojourns are
     FIFO's waits for the arrivals it recorded, exactly (Lindley's recursion
@@ -1080,7 +1080,7 @@ def test_the_emulation_validation_end_to_end(emu, tmp_path):
         shutil.copy(REPO / "scenarios" / "validation" / name, scen_dir / name)
     results = tmp_path / "results"
     claims_csv = results / "analysis" / "validation" / "claims.csv"
-    e2e_snakemake(tmp_path, scen_dir, 'backends=["mininet"]', "--", str(claims_csv))
+    e2e_snakemake(tmp_path, scen_dir, 'backends=["mininet"]', "--", str(claims_csv), root=own_checkout)
     spec = importlib.util.spec_from_file_location("emu_arrivals", REPO / "benchmarks" / "emu-arrivals.py")
     arrivals = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(arrivals)

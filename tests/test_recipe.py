@@ -20,7 +20,7 @@ import pytest
 
 from qlab import traces
 
-from .conftest import REPO
+from .conftest import REPO, copy_checkout
 
 NAME = "mydisc"
 IPROUTE2 = sorted((REPO / "build/linux/src").glob("iproute2-*/"))
@@ -64,14 +64,7 @@ def tree(tmp_path_factory) -> Path:
     """A git copy of the checkout (tracked and new files), committed, so that
     what the recipe touches is `git status`."""
     root = tmp_path_factory.mktemp("recipe")
-    tree = root / "tree"
-    files = sh("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=REPO).stdout
-    for rel in filter(None, files.split("\0")):
-        src = REPO / rel
-        if src.is_file():
-            dst = tree / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+    tree = copy_checkout(root / "tree")
     sh("git", "init", "-q", cwd=tree)
     sh("git", "add", "-A", cwd=tree)
     sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", cwd=tree)
