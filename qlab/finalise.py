@@ -163,14 +163,17 @@ def _check_packet_facts(path: Path, traced: set[str], flows: set[int], out: Path
     problem is found."""
     names = [c.name for c in traces.TABLES["packets"]["columns"]]
     every = [c.name for c in traces.RAW_TABLES["packet_facts"]["columns"]]
+    known = {str(f) for f in flows} | {traces.NA}
     try:
         with out.open("wb") as f, traces.gzip_writer(f) as gz:
             gz.write((",".join(names) + "\n").encode("utf-8"))
-            for chunk in traces.iter_table(path, "packet_facts", raw=True, need=every):
+            # every column as text (parsed only to check the order): the
+            # packet's facts are written as they were checked
+            for chunk in traces.iter_table(path, "packet_facts", raw=True, as_text=every):
                 if not set(chunk["queue"]) <= traced:
                     first = next(q for q in chunk["queue"] if q not in traced)
                     raise traces.TableProblems([f"{path}: queue {first!r} is not in the plan's trace.queues"])
-                unknown = set(chunk["flow_id"]) - flows - {None}
+                unknown = set(chunk["flow_id"]) - known
                 if unknown:
                     first = next(f for f in chunk["flow_id"] if f in unknown)
                     raise traces.TableProblems([f"{path}: unknown flow {first}"])
@@ -285,23 +288,31 @@ def _csv_bytes(header: list[str], rows: list[list[str]]) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
-def _packet_lines(facts: dict[str, list[Any]]) -> bytes:
-    """Rows of packets.csv from checked packet facts, a column at a time.
-    The check admits only numbers, events and reasons from fixed lists and
-    the plan's queue names (docs/job.schema.json: no comma, quote or line
+def _s_text(ns: str) -> str:
+    """fmt_s of a non-negative integer written as iter_table's as_text
+    writes it (digits, no leading zero), without parsing it."""
+    digits = ns.zfill(10)
+    return f"{digits[:-9]}.{digits[-9:]}"
+
+
+def _packet_lines(facts: dict[str, list[str]]) -> bytes:
+    """Rows of packets.csv from checked packet facts as text (iter_table's
+    as_text), a column at a time. The check admits only canonical
+    non-negative integers, events and reasons from fixed lists and the
+    plan's queue names (docs/job.schema.json: no comma, quote or line
     break), fields csv writes unquoted, so joining with commas is what
     csv.writer writes; a test compares the two."""
     na = traces.NA
     columns = [
-        map(str, facts["seq"]),
-        map(fmt_s, facts["time_ns"]),
+        facts["seq"],
+        map(_s_text, facts["time_ns"]),
         facts["queue"],
         facts["event"],
-        map(str, facts["band"]),
-        map(str, facts["len_bytes"]),
-        [na if v is None else str(v) for v in facts["flow_id"]],
-        [na if v is None else fmt_s(v) for v in facts["sojourn_ns"]],
-        [na if v is None else v for v in facts["reason"]],
+        facts["band"],
+        facts["len_bytes"],
+        facts["flow_id"],
+        [na if v == na else _s_text(v) for v in facts["sojourn_ns"]],
+        facts["reason"],
     ]
     return "".join(f"{line}\n" for line in map(",".join, zip(*columns, strict=True))).encode("utf-8")
 

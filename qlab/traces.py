@@ -11,8 +11,10 @@ import csv
 import gzip
 import hashlib
 import io
+import itertools
 import json
 import math
+import operator
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -570,7 +572,9 @@ def _fast_field(col: Column) -> str | None:
             return None
         field = "|".join(re.escape(c) for c in col.choices)
     elif col.kind == "int" and col.hi is None and col.lo in (0, 1):
-        field = "[0-9]+" if col.lo == 0 else "0*[1-9][0-9]*"
+        # canonical integers only (no leading zero), so that a matched field
+        # is the text str() gives its value: iter_table's `text` columns
+        field = "0|[1-9][0-9]*" if col.lo == 0 else "[1-9][0-9]*"
     elif col.kind == "float" and col.hi is None and col.lo == 0:
         field = _FAST_FLOAT
     elif col.kind == "float" and col.hi == 1 and col.lo == 0:  # a probability
@@ -603,12 +607,19 @@ def _fast_spec(table: str, raw: bool) -> tuple[re.Pattern[str], list[Any]] | Non
 
 
 def _check_fast(
-    text: str, table: str, raw: bool, spec: dict[str, Any], need: Sequence[str] | None = None
-) -> tuple[list[Any], list[str]] | None:
+    text: str,
+    table: str,
+    raw: bool,
+    spec: dict[str, Any],
+    need: Sequence[str] | None = None,
+    as_text: Sequence[str] = (),
+) -> tuple[list[Any], list[str], dict[str, list[str]]] | None:
     """The columns of a table every line of which matches its row pattern,
-    parsed a column at a time, and its lines; None when any does not (or
-    the header is not the expected one, or the text has what csv reads
-    otherwise), so that the field-by-field path names the problem."""
+    parsed a column at a time, its lines, and the columns named in as_text
+    as written (which the row pattern admits only in the form _text_column
+    gives a parsed value); None when any line does not match (or the header
+    is not the expected one, or the text has what csv reads otherwise), so
+    that the field-by-field path names the problem."""
     fast = _fast_spec(table, raw)
     if fast is None or "\r" in text:
         return None
@@ -631,14 +642,17 @@ def _check_fast(
         flat.pop()
     texts = [flat[k :: len(names)] for k in range(len(names))]
     columns: list[Any] = []
+    as_written = {}
     for col, f, column in zip(spec["columns"], conv, texts, strict=True):
+        if col.name in as_text:
+            as_written[col.name] = column
         if need is not None and col.name not in need:
             columns.append(None)  # checked, not parsed: nobody reads it
         elif col.na:
             columns.append([None if t == NA else (t if f is None else f(t)) for t in column])
         else:
             columns.append(list(column) if f is None else list(map(f, column)))
-    return columns, lines
+    return columns, lines, as_written
 
 
 def check_table(path: Path, table: str, raw: bool = False, form: str = "rows") -> tuple[list[str], Any]:
@@ -665,7 +679,7 @@ def check_table(path: Path, table: str, raw: bool = False, form: str = "rows") -
         return [str(exc)], []
     fast = _check_fast(text, table, raw, spec)
     if fast is not None:
-        columns, lines = fast
+        columns, lines, _ = fast
     else:
         problems, parsed, rows = _check_slow(path, text, spec)
         if problems:
@@ -735,17 +749,29 @@ def _check_order(
     key and row before these (a chunk's predecessor), first_line the line
     of the first of rows. The problems, and the last key and row."""
     problems = []
-    keys = list(zip(*([-1 if v is None else v for v in columns[k]] for k in spec["sort"]), strict=True))
+    keys = list(
+        zip(
+            *(
+                [-1 if v is None else v for v in columns[k]] if None in columns[k] else columns[k]
+                for k in spec["sort"]
+            ),
+            strict=True,
+        )
+    )
     rows = list(rows)
     if prev is not None:
         keys.insert(0, prev[0])
         rows.insert(0, prev[1])
         first_line -= 1
+    if all(map(operator.lt, keys, itertools.islice(keys, 1, None))):  # one pass in C, the usual case
+        return problems, ((keys[-1], rows[-1]) if keys else prev)
     if keys != sorted(keys):
         problems.append(f"{path}: rows are not sorted by {', '.join(spec['sort'])}")
     unique = table in UNIQUE_KEYS
-    for i in range(1, len(keys) if table != "flows" else 0):
-        if keys[i] == keys[i - 1] and (unique or rows[i] == rows[i - 1]):
+    # the rows whose key is the one before's
+    same = itertools.compress(range(1, len(keys)), map(operator.eq, keys[1:], keys))
+    for i in same if table != "flows" else ():
+        if unique or rows[i] == rows[i - 1]:
             problems.append(
                 f"{path}: line {i + first_line}: a duplicate row "
                 f"({', '.join(f'{k}={v}' for k, v in zip(spec['sort'], keys[i], strict=True))})"
@@ -767,14 +793,21 @@ CHUNK_CHARS = 4 << 20
 
 
 def iter_table(
-    path: Path, table: str, raw: bool = False, need: Sequence[str] = (), chunk_chars: int | None = None
+    path: Path,
+    table: str,
+    raw: bool = False,
+    need: Sequence[str] = (),
+    chunk_chars: int | None = None,
+    as_text: Sequence[str] = (),
 ) -> Iterator[dict[str, Any]]:
     """Check a table as check_table does, about chunk_chars characters of
     whole rows at a time, and yield each chunk's columns by name: those in
-    need and the sort key parsed, the others None. TableProblems at the
-    first chunk with any (named as check_table names them, with the file's
-    line numbers). It holds one chunk, however long the table: a packet
-    trace of a long run need not fit in memory."""
+    need and the sort key parsed, those in as_text as text (each value as
+    _text_column writes it: NA, or str of the value, which is the field as
+    written whenever the row pattern matched), the others None.
+    TableProblems at the first chunk with any (named as check_table names
+    them, with the file's line numbers). It holds one chunk, however long
+    the table: a packet trace of a long run need not fit in memory."""
     spec = (RAW_TABLES if raw else TABLES)[table]
     names = [c.name for c in spec["columns"]]
     header = ",".join(names)
@@ -805,7 +838,9 @@ def iter_table(
                 cut = len(text) if not block else text.rfind("\n") + 1  # whole lines; the last at the end
                 body, rest = text[:cut], text[cut:]
                 if body:
-                    columns, lines, prev = _check_chunk(path, table, raw, spec, body, wanted, line, prev)
+                    columns, lines, prev = _check_chunk(
+                        path, table, raw, spec, body, wanted, line, prev, as_text
+                    )
                     line += len(lines)
                     yield columns
                 if not block:
@@ -823,6 +858,7 @@ def _check_chunk(
     wanted: list[str],
     line: int,
     prev: tuple[Any, Any] | None,
+    as_text: Sequence[str] = (),
 ) -> tuple[dict[str, Any], list[Any], tuple[Any, Any] | None]:
     """iter_table's check of whole rows beginning at the file's line `line`."""
     names = [c.name for c in spec["columns"]]
@@ -830,19 +866,27 @@ def _check_chunk(
         at = line + body.count("\n", 0, body.index("\r"))
         raise TableProblems([f"{path}: line {at}: a carriage return (the encoding is LF line endings)"])
     text = ",".join(names) + "\n" + body
-    fast = _check_fast(text, table, raw, spec, need=wanted)
+    fast = _check_fast(text, table, raw, spec, need=wanted, as_text=as_text)
     if fast is not None:
-        columns, lines = fast
+        columns, lines, texts = fast
+        by_name = dict(zip(names, columns, strict=True))
     else:
         problems, parsed, lines = _check_slow(path, text, spec, first_line=line)
         if problems:
             raise TableProblems(problems)
         columns = [[r[n] for r in parsed] if n in wanted else None for n in names]
-    by_name = dict(zip(names, columns, strict=True))
+        by_name = dict(zip(names, columns, strict=True))
+        texts = {n: _text_column([r[n] for r in parsed]) for n in as_text}
     problems, prev = _check_order(path, table, spec, by_name, lines, prev, line)
     if problems:
         raise TableProblems(problems)
+    by_name.update(texts)
     return by_name, lines, prev
+
+
+def _text_column(values: list[Any]) -> list[str]:
+    """Parsed values as a table writes them: NA, or str of the value."""
+    return [NA if v is None else str(v) for v in values]
 
 
 def _check_flows(path: Path, rows: list[dict[str, Any]], sim_end_s: float | None) -> list[str]:
