@@ -730,11 +730,12 @@ def schema() -> dict[str, Any]:
     """docs/job.schema.json composed with the core's parameter tables: each
     discipline's params as $defs/disc_<name> (every parameter required); and
     a rule per ns-3 queue disc of the file's own ($defs/queue_ns3-*), whose
-    kinds the rule for the core's disciplines leaves out."""
+    kinds the rule for the core's disciplines leaves out. The rules of every
+    kind but lossless are in the lossless rule's else (see its $comment)."""
     doc = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
     defs = doc["$defs"]
     defs["disc_kind"] = {**defs["disc_kind"], "enum": core.names()}
-    rules = defs["queue"]["allOf"]
+    rules = defs["queue"]["else"]["allOf"]
     for rule in rules:
         excluded = rule["if"]["properties"]["kind"].get("not", {}).get("enum")
         if excluded is not None:

@@ -392,6 +392,8 @@ def _describe(err: jsonschema.ValidationError) -> tuple[list[str], str]:
         return path, f"invalid name {_short(inst)}: {err.message}"
     if v == "uniqueItems":
         return path, "expected unique entries"
+    if v == "not" and err.validator_value == {}:  # $defs/absent of the plan schema
+        return path, f"unexpected field: {err.schema.get('description', 'not allowed here')}"
     if v == "oneOf":
         desc = err.schema.get("description", "")
         return path, f"invalid value {_short(inst)}" + (f": expected {desc}" if desc else "")

@@ -171,6 +171,24 @@ BAD_PLANS = [
     ("a flow from a router", lambda p: p["flows"][0].update(src="L"), "flows[0].src: no host 'L'"),
     ("tracing a lossless queue", lambda p: p["trace"].update(queues=["bottleneck:R"]), "lossless queue"),
     ("not a plan", lambda p: p.update(schema="qlab-job/1"), "schema: expected 'qlab-plan/1'"),
+    (
+        "a TCP flow with a UDP field",
+        lambda p: p["flows"][0].update(pkt_bytes=1000),
+        "flows[0].pkt_bytes: unexpected field: a field this kind of flow does not have",
+    ),
+    (
+        "a lossless queue with parameters",
+        lambda p: link(p, "bottleneck")["queues"]["R"].update(params={}),
+        "queues.R.params: unknown field (allowed: kind)",
+    ),
+    (
+        "a native queue without its parameters",
+        lambda p: (
+            link(p, "bottleneck")["queues"]["L"].update(kind="ns3-fifo")
+            or link(p, "bottleneck")["queues"]["L"].pop("params")
+        ),
+        "queues.L.params: missing required field",
+    ),
 ]
 
 
