@@ -29,29 +29,10 @@ from qlab import core, native, plan
 
 
 def composed(doc: dict[str, Any]) -> dict[str, Any]:
-    """A schema file composed as qlab.plan.schema does, wherever the file
-    keeps the queue's rules (its allOf, or the allOf of its else)."""
-    defs = doc["$defs"]
-    defs["disc_kind"] = {**defs["disc_kind"], "enum": core.names()}
-    queue = defs["queue"]
-    rules = queue["allOf"] if "allOf" in queue else queue["else"]["allOf"]
-    for rule in rules:
-        excluded = rule["if"]["properties"]["kind"].get("not", {}).get("enum")
-        if excluded is not None:
-            excluded += native.kinds()
-    for kind in native.kinds():
-        rules.append(
-            {"if": {"properties": {"kind": {"const": kind}}}, "then": {"$ref": f"#/$defs/queue_{kind}"}}
-        )
-    for name in core.disciplines():
-        defs[f"disc_{name}"] = plan.schema()["$defs"][f"disc_{name}"]
-        rules.append(
-            {
-                "if": {"properties": {"kind": {"const": name}}},
-                "then": {"properties": {"params": {"$ref": f"#/$defs/disc_{name}"}}},
-            }
-        )
-    return doc
+    """A schema file composed as qlab.plan.schema composes it, wherever the
+    file keeps the queue's rules (its allOf, or the allOf of its else)."""
+    queue = doc["$defs"]["queue"]
+    return plan.compose(doc, queue["allOf"] if "allOf" in queue else queue["else"]["allOf"])
 
 
 def main() -> int:

@@ -733,9 +733,16 @@ def schema() -> dict[str, Any]:
     kinds the rule for the core's disciplines leaves out. The rules of every
     kind but lossless are in the lossless rule's else (see its $comment)."""
     doc = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return compose(doc, doc["$defs"]["queue"]["else"]["allOf"])
+
+
+def compose(doc: dict[str, Any], rules: list[dict[str, Any]]) -> dict[str, Any]:
+    """schema()'s composition of a schema file's document (changed in
+    place): rules, the list of the file's queue rules to which the kinds'
+    rules are added (benchmarks/plan-schema-equivalence.py composes an
+    older file, which kept them elsewhere)."""
     defs = doc["$defs"]
     defs["disc_kind"] = {**defs["disc_kind"], "enum": core.names()}
-    rules = defs["queue"]["else"]["allOf"]
     for rule in rules:
         excluded = rule["if"]["properties"]["kind"].get("not", {}).get("enum")
         if excluded is not None:
