@@ -35,6 +35,14 @@ def composed(doc: dict[str, Any]) -> dict[str, Any]:
     return plan.compose(doc, queue["allOf"] if "allOf" in queue else queue["else"]["allOf"])
 
 
+def set_or_drop(x: dict[str, Any], key: str, value: str | None) -> None:
+    """x[key] = value, or no key at all for None."""
+    if value is None:
+        x.pop(key, None)
+    else:
+        x[key] = value
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", required=True, help="the commit whose docs/job.schema.json to compare with")
@@ -71,11 +79,7 @@ def main() -> int:
                     if k in other:
                         x[k] = copy.deepcopy(other[k])
                 else:
-                    app = rng.choice(apps)
-                    if app:
-                        x["app"] = app
-                    else:
-                        x.pop("app", None)
+                    set_or_drop(x, "app", rng.choice(apps))
         else:
             what, x, other = "queue", copy.deepcopy(rng.choice(queues)), rng.choice(queues)
             r = rng.random()
@@ -84,11 +88,7 @@ def main() -> int:
             elif r < 0.6:
                 x.update({k: copy.deepcopy(v) for k, v in other.items() if rng.random() < 0.5})
             else:
-                kind = rng.choice(kinds)
-                if kind:
-                    x["kind"] = kind
-                else:
-                    x.pop("kind", None)
+                set_or_drop(x, "kind", rng.choice(kinds))
         before = validators["before", what].is_valid(x)
         valid += before
         if before != validators["after", what].is_valid(x):

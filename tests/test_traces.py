@@ -329,7 +329,9 @@ def test_packets_written_a_column_at_a_time_are_what_csv_writes(tmp_path, monkey
     raw.write_text("\n".join([",".join(PACKET_HEADER), *(",".join(r) for r in padded)]) + "\n")
     assert finalise._check_packet_facts(raw, {"bottleneck:L"}, {3, 4}, out) == []
     assert out.read_bytes() == traces.gzip_bytes(finalise._csv_bytes(names, rows))
-    assert finalise._s_text("0") == "0.000000000" and finalise._s_text("12345678901") == "12.345678901"
+    # the text path's seconds are fmt_s's, on both sides of every digit count
+    for ns in [0, 1, 999_999_999, 1_000_000_000, 12_345_678_901, *(10**k + 7 for k in range(19))]:
+        assert finalise._s_text(str(ns)) == finalise.fmt_s(ns), ns
 
 
 @pytest.mark.parametrize(
