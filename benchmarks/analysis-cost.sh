@@ -24,6 +24,21 @@ if [ ${#papers[@]} -eq 0 ]; then
 fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# The profiled run: prof.R PROFILE SCRIPT ARGS... sources SCRIPT as Rscript
+# would run it (its commandArgs() answer as for Rscript SCRIPT ARGS...).
+cat > "$scratch/prof.R" << 'EOF'
+a <- commandArgs(trailingOnly = TRUE)
+profile <- a[[1]]
+script <- a[[2]]
+rest <- a[-(1:2)]
+commandArgs <- function(trailingOnly = FALSE) if (trailingOnly) rest else paste0("--file=", script)
+Rprof(profile, interval = 0.01)
+source(script)
+Rprof(NULL)
+s <- summaryRprof(profile)$by.total
+s <- s[!rownames(s) %in% c('"eval"', '"source"', '"main"', '"withVisible"'), c("total.time", "total.pct")]
+print(utils::head(s, 10))
+EOF
 total=0
 for p in "${papers[@]}"; do
   out="$scratch/$p"
@@ -34,15 +49,7 @@ for p in "${papers[@]}"; do
     args=(analysis/scripts/analyze.R --results "$results" --paper "$p" --out "$out")
   fi
   if [ "${QLAB_RPROF:-0}" = 1 ]; then
-    cat > "$scratch/prof.R" << EOF
-Rprof("$scratch/$p.prof", interval = 0.01)
-commandArgs <- function(trailingOnly = FALSE) if (trailingOnly) $(printf '"%s", ' "${args[@]:1}" | sed 's/, $//' | sed 's/^/c(/;s/$/)/') else c("--file=${args[0]}")
-source("${args[0]}")
-Rprof(NULL)
-s <- summaryRprof("$scratch/$p.prof")\$by.total
-print(utils::head(s[!rownames(s) %in% c('"eval"', '"source"', '"main"', '"withVisible"'), c("total.time", "total.pct")], 10))
-EOF
-    prog=("$scratch/prof.R")
+    prog=("$scratch/prof.R" "$scratch/$p.prof" "${args[@]}")
   else
     prog=("${args[@]}")
   fi

@@ -249,7 +249,7 @@ analyze_paper <- function(results_dir, paper, analysis_dir = "analysis", backend
   # items in full, its run items empty and their claims "not comparable"
   has_analytic_items <- any(purrr::map_lgl(items, function(item) item$kind %in% kinds_without_runs))
   if (length(backends) == 0 && length(scenarios) > 0 && !has_analytic_items) {
-    stop(sprintf("%s: no results for any scenario of %s (looked for %s/<backend>/runs.csv.gz)",
+    stop(sprintf("%s: no results for any scenario of %s (looked for %s)",
                  results_dir, paper,
                  paste(file.path(results_dir, scenarios, "<backend>", "runs.csv.gz"), collapse = ", ")))
   }

@@ -86,7 +86,11 @@ test_that("the ncq-journal spec analyses without any run: every model item and e
 })
 
 test_that("a paper without analytic items and without results is an error, not an empty analysis", {
-  expect_error(analyze_paper(tempfile(), "ncq-conf", file.path("..", "..")), "no results for any scenario of ncq-conf")
+  err <- tryCatch(analyze_paper(tempfile(), "ncq-conf", file.path("..", "..")), error = conditionMessage)
+  expect_match(err, "no results for any scenario of ncq-conf")
+  # each scenario's place named once: <results>/<scenario>/<backend>/runs.csv.gz
+  expect_match(err, "ncq-conf/flows/<backend>/runs.csv.gz", fixed = TRUE)
+  expect_false(grepl("runs.csv.gz/<backend>", err, fixed = TRUE))
 })
 
 test_that("pending items must not be items the spec produces", {
