@@ -47,83 +47,92 @@ class Emu:
     stretches: list[float] = field(default_factory=list)  # on-CPU stretches over the threshold, s
 
 
+@dataclass
+class Summary:
+    emus: dict[int, Emu] = field(default_factory=dict)
+    blockers: collections.Counter = field(default_factory=collections.Counter)  # what held the CPU
+    long_softirqs: collections.Counter = field(default_factory=collections.Counter)
+    events: int = 0
+    malformed: int = 0
+
+
 def quantile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
 
 
-def analyse(
-    lines, comm: str, over_s: float
-) -> tuple[dict[int, Emu], collections.Counter, collections.Counter, int]:
-    emus: dict[int, Emu] = {}
+def analyse(lines, comm: str, over_s: float) -> Summary:
+    """Every event of the emulator, of what held its CPU, of its sleeps' timers."""
+    out = Summary()
+    emus, blockers, long_softirqs = out.emus, out.blockers, out.long_softirqs
     woken: dict[int, float] = {}
     running: dict[int, tuple[str, float]] = {}  # cpu -> (comm, since)
     recent: dict[int, collections.deque] = collections.defaultdict(lambda: collections.deque(maxlen=512))
     on_cpu: dict[int, float] = {}
     timers: dict[str, tuple[int, int]] = {}  # hrtimer -> (expires ns, pid)
     softirq_at: dict[int, float] = {}
-    long_softirqs: collections.Counter = collections.Counter()
-    blockers: collections.Counter = collections.Counter()
-    n = 0
     for line in lines:
         m = LINE.match(line)
         if not m:
             continue
-        n += 1
-        ts, cpu, ev, rest, pid = float(m["ts"]), int(m["cpu"]), m["ev"], m["rest"], int(m["pid"])
-        if ev == "sched_switch":
-            kv = dict(KV.findall(rest.replace(" ==> ", " ")))
-            prev_pid, next_pid = int(kv["prev_pid"]), int(kv["next_pid"])
-            if cpu in running:
-                recent[cpu].append((running[cpu][0], running[cpu][1], ts))
-            running[cpu] = (kv["next_comm"], ts)
-            if kv["next_comm"] == comm:
-                emu = emus.setdefault(next_pid, Emu(ts))
-                on_cpu[next_pid] = ts
-                if next_pid in woken:
-                    at = woken.pop(next_pid)
-                    emu.wakeups.append(ts - at)
-                    if ts - at > over_s:
-                        who = sorted({c for c, _, end in recent[cpu] if end > at and c != comm}) or [
-                            "(nothing)"
-                        ]
-                        blockers.update(who)
-                        emu.late_wakeups.append((at, ts - at, ", ".join(who)))
-            if kv["prev_comm"] == comm and prev_pid in on_cpu:
-                stretch = ts - on_cpu.pop(prev_pid)
-                if stretch > over_s:
-                    emus[prev_pid].stretches.append(stretch)
-        elif ev == "sched_wakeup":
-            kv = dict(KV.findall(rest))
-            if kv.get("comm") == comm:
-                woken[int(kv["pid"])] = ts
-        elif ev == "hrtimer_start":
-            if pid in emus:
+        out.events += 1
+        try:
+            ts, cpu, ev, rest, pid = float(m["ts"]), int(m["cpu"]), m["ev"], m["rest"], int(m["pid"])
+            if ev == "sched_switch":
+                kv = dict(KV.findall(rest.replace(" ==> ", " ")))
+                prev_pid, next_pid = int(kv["prev_pid"]), int(kv["next_pid"])
+                if cpu in running:
+                    recent[cpu].append((running[cpu][0], running[cpu][1], ts))
+                running[cpu] = (kv["next_comm"], ts)
+                if kv["next_comm"] == comm:
+                    emu = emus.setdefault(next_pid, Emu(ts))
+                    on_cpu[next_pid] = ts
+                    if next_pid in woken:
+                        at = woken.pop(next_pid)
+                        emu.wakeups.append(ts - at)
+                        if ts - at > over_s:
+                            who = sorted({c for c, _, end in recent[cpu] if end > at and c != comm}) or [
+                                "(nothing)"
+                            ]
+                            blockers.update(who)
+                            emu.late_wakeups.append((at, ts - at, ", ".join(who)))
+                if kv["prev_comm"] == comm and prev_pid in on_cpu:
+                    stretch = ts - on_cpu.pop(prev_pid)
+                    if stretch > over_s:
+                        emus[prev_pid].stretches.append(stretch)
+            elif ev == "sched_wakeup":
                 kv = dict(KV.findall(rest))
-                # its own sleeps only: not the timers the network stack arms
-                # in its context (TCP's pacing and compressed-ACK timers)
-                if kv.get("function") == "hrtimer_wakeup":
-                    timers[kv["hrtimer"]] = (int(kv["expires"]), pid)
-        elif ev == "hrtimer_cancel":
-            # a sleep that ended early (an arrival): its timer never fires
-            timers.pop(dict(KV.findall(rest)).get("hrtimer", ""), None)
-        elif ev == "hrtimer_expire_entry":
-            kv = dict(KV.findall(rest))
-            armed = timers.pop(kv["hrtimer"], None)
-            if armed is not None:
-                late = (int(kv["now"]) - armed[0]) * 1e-9
-                if late > over_s:
-                    # what the timer interrupt found on the CPU: idle, or a
-                    # task (kernel code can hold interrupts off briefly; an
-                    # idle CPU or a user task for milliseconds means the
-                    # virtual CPU itself was not running)
-                    emus[armed[1]].late_timers.append((ts, late, "idle" if pid == 0 else m["task"]))
-        elif ev == "softirq_entry":
-            softirq_at[cpu] = ts
-        elif ev == "softirq_exit":
-            start = softirq_at.pop(cpu, None)
-            if start is not None and ts - start > over_s:
-                long_softirqs[m_action(rest)] += 1
-    return emus, blockers, long_softirqs, n
+                if kv.get("comm") == comm:
+                    woken[int(kv["pid"])] = ts
+            elif ev == "hrtimer_start":
+                if pid in emus:
+                    kv = dict(KV.findall(rest))
+                    # its own sleeps only: not the timers the network stack arms
+                    # in its context (TCP's pacing and compressed-ACK timers)
+                    if kv.get("function") == "hrtimer_wakeup":
+                        timers[kv["hrtimer"]] = (int(kv["expires"]), pid)
+            elif ev == "hrtimer_cancel":
+                # a sleep that ended early (an arrival): its timer never fires
+                timers.pop(dict(KV.findall(rest)).get("hrtimer", ""), None)
+            elif ev == "hrtimer_expire_entry":
+                kv = dict(KV.findall(rest))
+                armed = timers.pop(kv["hrtimer"], None)
+                if armed is not None:
+                    late = (int(kv["now"]) - armed[0]) * 1e-9
+                    if late > over_s:
+                        # what the timer interrupt found on the CPU: idle, or a
+                        # task (kernel code can hold interrupts off briefly; an
+                        # idle CPU or a user task for milliseconds means the
+                        # virtual CPU itself was not running)
+                        emus[armed[1]].late_timers.append((ts, late, "idle" if pid == 0 else m["task"]))
+            elif ev == "softirq_entry":
+                softirq_at[cpu] = ts
+            elif ev == "softirq_exit":
+                start = softirq_at.pop(cpu, None)
+                if start is not None and ts - start > over_s:
+                    long_softirqs[m_action(rest)] += 1
+        except (KeyError, ValueError):
+            out.malformed += 1  # an event without the fields of its kind: skipped, counted
+    return out
 
 
 def m_action(rest: str) -> str:
@@ -140,10 +149,16 @@ def main() -> int:
     over = a.over_us * 1e-6
     try:
         with open(a.trace, errors="replace") as f:
-            emus, blockers, softirqs, n = analyse(f, a.comm, over)
+            summary = analyse(f, a.comm, over)
     except OSError as e:
         print(f"emu_sched_trace: {a.trace}: {e.strerror}", file=sys.stderr)
         return 2
+    emus, blockers, softirqs, n = summary.emus, summary.blockers, summary.long_softirqs, summary.events
+    if summary.malformed:
+        print(
+            f"emu_sched_trace: {a.trace}: {summary.malformed} of {n} events lack their fields (skipped)",
+            file=sys.stderr,
+        )
     if not emus:
         print(
             f"emu_sched_trace: {a.trace}: no {a.comm} process in {n} events "

@@ -77,8 +77,9 @@ TRACE = [
 
 def test_late_wakeup_timer_and_softirq_are_attributed():
     mod = load()
-    emus, blockers, softirqs, n = mod.analyse(TRACE, "qlab-emu", 100e-6)
-    assert n == len(TRACE) - 1
+    out = mod.analyse(TRACE, "qlab-emu", 100e-6)
+    emus, blockers, softirqs = out.emus, out.blockers, out.long_softirqs
+    assert out.events == len(TRACE) - 1 and out.malformed == 0
     assert list(emus) == [10]
     emu = emus[10]
     # woken at 1.002101, running at 1.002401: 300 us, behind python3
@@ -116,3 +117,18 @@ def test_the_summary_prints_per_process_lines(tmp_path):
     assert "1 qlab-emu processes" in out.stdout
     assert "python3 1" in out.stdout
     assert "  10 from 1.0 s: 1 (300), 1 (2000), 1 (599)" in out.stdout
+
+
+def test_a_corrupt_event_is_counted_and_skipped_not_a_traceback(tmp_path):
+    broken = [
+        ev("python3", 20, 1, 1.5, "sched_switch", "prev_comm=python3 (cut off)"),
+        ev("python3", 20, 1, 1.6, "hrtimer_expire_entry", "hrtimer=aa function=hrtimer_wakeup now=soon"),
+        "python3-20 [001] d..2. 1.2.3: sched_wakeup: comm=qlab-emu pid=10\n",
+    ]
+    out = load().analyse(TRACE[:3] + broken + TRACE[3:], "qlab-emu", 100e-6)
+    assert out.malformed == 3 and len(out.emus[10].late_wakeups) == 1
+    trace = tmp_path / "trace"
+    trace.write_text("".join(TRACE[:3] + broken + TRACE[3:]))
+    run = subprocess.run([sys.executable, str(SCRIPT), str(trace)], capture_output=True, text=True)
+    assert run.returncode == 0 and f"3 of {len(TRACE) + 2} events lack their fields (skipped)" in run.stderr
+    assert "Traceback" not in run.stderr
