@@ -35,7 +35,6 @@ header <- names(readr::read_csv(path, n_max = 0, col_types = readr::cols(.defaul
 reference <- NULL
 t_qlab <- cpu(reference <- read_typed_csv(path, types))
 plain <- tempfile(fileext = ".csv")
-on.exit(unlink(plain))
 con <- gzfile(path, "rb")
 out <- file(plain, "wb")
 repeat {
@@ -49,6 +48,7 @@ t_plain <- cpu(read_typed_csv(plain, types))
 spec <- do.call(readr::cols, c(types, list(.default = readr::col_guess())))
 for (key in setdiff(names(run_key_types), "seed")) spec$cols[[key]] <- readr::col_skip()
 t_nokeys <- cpu(readr::read_csv(plain, col_types = spec, na = "NA", progress = FALSE))
+unlink(plain)
 
 fread_classes <- function(t) {
   switch(class(t)[[1]], collector_integer = "integer", collector_double = "double",
@@ -70,7 +70,12 @@ differ <- vapply(names(reference), function(n) {
 
 # Which reader rounds the differing decimals correctly: Python's float() is
 # correctly rounded, and %.17g round-trips a double.
-lines <- if (any(differ > 0)) readLines(gzfile(path)) else character()
+lines <- character()
+if (any(differ > 0)) {
+  con <- gzfile(path, "rt")
+  lines <- readLines(con)
+  close(con)
+}
 rounding <- vapply(names(differ)[differ > 0], function(n) {
   rows <- which(xor(is.na(reference[[n]]), is.na(other[[n]])) | reference[[n]] != other[[n]])
   text <- lines[rows + 1L]
