@@ -21,8 +21,9 @@ if [ ! -e "$tracing/trace" ]; then
   mount -t tracefs nodev "$tracing" 2> /dev/null || true
 fi
 [ -w "$tracing/trace" ] || { echo "emu-sched-trace: $tracing: no writable tracefs (a kernel without ftrace, or locked down)" >&2; exit 2; }
-events=(sched/sched_switch sched/sched_wakeup timer/hrtimer_start timer/hrtimer_cancel timer/hrtimer_expire_entry
-  irq/softirq_entry irq/softirq_exit)
+# the events the analysis reads, from the analysis itself
+mapfile -t events < <(python3 benchmarks/emu_sched_trace.py --events)
+[ ${#events[@]} -gt 0 ] || { echo "emu-sched-trace: benchmarks/emu_sched_trace.py --events listed nothing" >&2; exit 2; }
 for e in "${events[@]}"; do
   [ -e "$tracing/events/$e/enable" ] || { echo "emu-sched-trace: this kernel has no trace event $e" >&2; exit 2; }
 done

@@ -34,6 +34,17 @@ LINE = re.compile(
     r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+\S+\s+(?P<ts>[\d.]+):\s+(?P<ev>\w+):\s+(?P<rest>.*)$"
 )
 KV = re.compile(r"(\w+)=(\S+)")
+# The tracefs events analyse() reads (benchmarks/emu-sched-trace.sh turns on
+# what --events prints).
+EVENTS = (
+    "sched/sched_switch",
+    "sched/sched_wakeup",
+    "timer/hrtimer_start",
+    "timer/hrtimer_cancel",
+    "timer/hrtimer_expire_entry",
+    "irq/softirq_entry",
+    "irq/softirq_exit",
+)
 
 
 @dataclass
@@ -142,10 +153,16 @@ def m_action(rest: str) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("trace")
+    p.add_argument("trace", nargs="?")
+    p.add_argument("--events", action="store_true", help="print the tracefs events it reads, and exit")
     p.add_argument("--comm", default="qlab-emu", help="the emulator's command name (default: qlab-emu)")
     p.add_argument("--over-us", type=float, default=100.0, help="what counts as late, us (default: 100)")
     a = p.parse_args()
+    if a.events:
+        print("\n".join(EVENTS))
+        return 0
+    if a.trace is None:
+        p.error("a trace is required (or --events)")
     over = a.over_us * 1e-6
     try:
         with open(a.trace, errors="replace") as f:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -132,3 +133,16 @@ def test_a_corrupt_event_is_counted_and_skipped_not_a_traceback(tmp_path):
     run = subprocess.run([sys.executable, str(SCRIPT), str(trace)], capture_output=True, text=True)
     assert run.returncode == 0 and f"3 of {len(TRACE) + 2} events lack their fields (skipped)" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_the_events_it_turns_on_are_the_events_it_reads():
+    """emu-sched-trace.sh enables what --events prints: every event name
+    analyse() dispatches on, and nothing else."""
+    mod = load()
+    listed = subprocess.run(
+        [sys.executable, str(SCRIPT), "--events"], capture_output=True, text=True, check=True
+    )
+    assert listed.stdout.split() == list(mod.EVENTS)
+    read = set(re.findall(r'ev == "(\w+)"', SCRIPT.read_text()))
+    assert read == {e.split("/")[1] for e in mod.EVENTS}
+    assert "--events" in (ROOT / "benchmarks" / "emu-sched-trace.sh").read_text()
