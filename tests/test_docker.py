@@ -730,10 +730,14 @@ def test_a_killed_emu_container_leaves_nothing_on_the_host(emu_image, tmp_path):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    cid, tag, emu_pids = None, None, []
+    cid, tag = None, None
     deadline = time.monotonic() + 120
     try:
-        while time.monotonic() < deadline and not emu_pids:
+        # The tag is read from qlab-emu's environment once the kernel has set
+        # it: during execve /proc/PID/exe names the new program before
+        # /proc/PID/environ holds anything (mm->env_end is set later), so a
+        # single read can find it empty.
+        while time.monotonic() < deadline and not tag:
             assert proc.poll() is None, "the run ended before it could be killed"
             ps = subprocess.run(
                 ["docker", "ps", "--no-trunc", "--format", "{{.ID}} {{.Command}}"],
@@ -744,9 +748,9 @@ def test_a_killed_emu_container_leaves_nothing_on_the_host(emu_image, tmp_path):
             cid = next((line.split()[0] for line in ps.splitlines() if str(plan) in line), None)
             if cid:
                 emu_pids = [p for p in _container_pids(cid) if _exe(p).endswith("/qlab-emu")]
+                tag = next((t for p in emu_pids if (t := _environ(p).get("QLAB_MN_TAG"))), None)
             time.sleep(0.2)
-        assert emu_pids, "qlab-emu never started in the container"
-        tag = _environ(emu_pids[0])["QLAB_MN_TAG"]
+        assert tag, "qlab-emu never started in the container with the run's tag"
         # the run's network namespaces (the container's, Mininet's nodes'), none the host's
         run_netns = {_netns(p) for p in _container_pids(cid)} - {""}
         assert len(run_netns) >= 3 and _netns(os.getpid()) not in run_netns

@@ -189,8 +189,13 @@ def tagged_links(tag: str) -> list[str]:
 def cleanup(tag: str) -> dict[str, int]:
     """Kill the run's processes, delete its links and bridges; idempotent."""
     killed = 0
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    # Rescanned after every round: a process caught in execve shows no
+    # environment yet (the kernel sets it after the new program's image),
+    # and one may fork while the others die.
+    for sig in (signal.SIGTERM, signal.SIGKILL, signal.SIGKILL):
         pids = tagged_pids(tag)
+        if not pids:
+            break
         for pid in pids:
             try:
                 os.kill(pid, sig)
@@ -201,8 +206,6 @@ def cleanup(tag: str) -> dict[str, int]:
         while pids and time.monotonic() < deadline:
             pids = [p for p in pids if Path(f"/proc/{p}").exists() and not _zombie(p)]
             time.sleep(0.05)
-        if not pids:
-            break
     links = tagged_links(tag)
     # Bridges first (deleting one releases its ports), then what is left.
     for name in sorted(links, key=lambda n: "-" in n):
