@@ -25,11 +25,16 @@ cases=(
 # rate of the stream (~5 Gb/s offered), where packets are served.
 # Then RB-AQM in regimes that cost more, without a budget of their own ("-"):
 # 1 Gb/s (more arrivals find their class bottlenecked: the eq. 5 loop),
-# the EWMA capacity estimator, 8 classes.
+# the EWMA capacity estimator, 8 classes.  Last, WRED and RB-AQM on the
+# kernel qdiscs' benchmark packets with its configurations
+# (disciplines/linux/vm/guest/suite-bench.sh): the core's share of
+# benchmarks/kernel-qdisc.sh's rbwfq rows.
 for extra in cqaqm:100 rd:100 srd:100 red:400 wred:400 rbaqm:400 "rbaqm:400 --param rate_bps=10000000000" \
   "rbaqm:- --param rate_bps=1000000000" \
   "rbaqm:- --param rate_bps=10000000000 --param capacity_estimator=ewma" \
-  "rbaqm:- --param rate_bps=10000000000 --param classes=8 --param weights_bytes=1001"; do
+  "rbaqm:- --param rate_bps=10000000000 --param classes=8 --param weights_bytes=1001" \
+  "wred:- --kernel-workload --param classes=8 --param weights_bytes=1500 --param q_pkts=1000" \
+  "rbaqm:- --kernel-workload --param rate_bps=1000000000000 --param classes=8 --param weights_bytes=1500 --param limit_pkts=1000"; do
   name=${extra%%:*}
   build/core/qcore-replay --list | grep -qx "$name" && cases+=("$name ${extra#*:}")
 done

@@ -3,13 +3,17 @@
  * core_cost.c - drive one core discipline with a synthetic packet stream so
  * that callgrind can count the instructions of its entry points only.
  *
- *     core_cost DISC PACKETS [--param NAME=VALUE]...
+ *     core_cost DISC PACKETS [--kernel-workload] [--param NAME=VALUE]...
  *
  * Every packet is enqueued once and, unless dropped, dequeued once; the
  * arrival pattern keeps the queue between empty and a few dozen packets
  * (bursts of 1-8 arrivals, then as many dequeues), sizes are a mix of
  * 64/576/1500 bytes, classes cycle over the discipline's bands and
- * precedences over 0/1. The adapter side here (FIFOs, band views) is
+ * precedences over 0/1.  With --kernel-workload, the packets of the kernel
+ * qdiscs' benchmark instead (disciplines/linux/tests/kunit/qlab_bench.c:
+ * batches of 64, sizes 64..1500 and ToS 0x00/0x08/0x28 in its order,
+ * classified by qcore_pkt_set_tos(), each batch drained): the core's share
+ * of benchmarks/kernel-qdisc.sh's figures.  The adapter side here (FIFOs, band views) is
  * deliberately outside the measured functions: benchmarks/core-cost.sh
  * collects only inside bench_enqueue/bench_dequeue's callees (the ops).
  */
@@ -20,6 +24,7 @@
 #include "qcore.h"
 
 #define RING 4096
+#define KERNEL_BATCH 64	/* qlab_bench.c's default batch */
 
 struct fifo {
 	u32 len[RING];
@@ -64,6 +69,78 @@ qcore_bench_dequeued(const struct qcore_disc_ops *ops, const void *p, void *v, v
 	ops->dequeued(p, v, s, band, len, now, views);
 }
 
+static void fifo_push(u32 b, u32 len, u64 now)
+{
+	struct fifo *q = &queues[b];
+	u32 at = (q->head + q->count) % RING;
+
+	q->len[at] = len;
+	q->arrival[at] = now;
+	q->count++;
+	q->bytes += len;
+}
+
+static u32 fifo_pop(u32 b)
+{
+	struct fifo *q = &queues[b];
+	u32 len = q->len[q->head];
+
+	q->head = (q->head + 1) % RING;
+	q->count--;
+	q->bytes -= len;
+	return len;
+}
+
+/* The kernel benchmark's packets (see the top): a batch, then a drain. */
+static int kernel_bench_workload(const struct qcore_disc_ops *ops, const void *p,
+				 void *v, void *s, u32 nbands, struct qcore_rng *rng,
+				 long packets)
+{
+	static const u32 lens[] = { 64, 1500, 576, 1500, 40, 1500, 200, 1000 };
+	static const u8 toses[] = { 0x00, 0x08, 0x28 };
+	long sent = 0, dropped = 0;
+	u64 now = 0;
+
+	while (sent < packets) {
+		for (u32 i = 0; i < KERNEL_BATCH && sent < packets; i++, sent++) {
+			struct qcore_pkt pkt = {
+				.now_ns = now += 1000,
+				.len = lens[i % 8],
+				.flow_hash = i,	/* the kernel's hashes the 5-tuple */
+			};
+			struct qcore_decision d;
+
+			qcore_pkt_set_tos(&pkt, toses[i % 3]);
+			fill_views(nbands);
+			d = qcore_bench_enqueue(ops, p, v, s, &pkt, rng);
+			if (d.verdict == QCORE_DROP)
+				dropped++;
+			else
+				fifo_push(d.band, pkt.len, pkt.now_ns);	/* at most a batch queued */
+		}
+		for (;;) {
+			struct qcore_deq d;
+			u32 len;
+
+			now += 1000;
+			fill_views(nbands);
+			d = qcore_bench_dequeue(ops, p, v, now);
+			if (d.action == QCORE_DEQ_EMPTY)
+				break;
+			if (d.action != QCORE_DEQ_SERVE || d.band >= nbands || !queues[d.band].count) {
+				fprintf(stderr, "core_cost: unexpected dequeue answer %u band %u\n",
+					d.action, d.band);
+				return 1;
+			}
+			len = fifo_pop(d.band);
+			fill_views(nbands);
+			qcore_bench_dequeued(ops, p, v, s, d.band, len, now);
+		}
+	}
+	fprintf(stderr, "core_cost: %ld packets, %ld dropped\n", sent, dropped);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const u32 sizes[] = { 64, 576, 1500, 64, 1500, 1500, 576, 64 };
@@ -75,10 +152,15 @@ int main(int argc, char **argv)
 	u64 now = 0;
 	u32 nbands;
 
+	int first_param = 3;
+	bool kernel_workload = false;
+
 	if (argc < 3 || !(ops = qcore_find(argv[1])) || (packets = atol(argv[2])) <= 0) {
-		fprintf(stderr, "usage: core_cost DISC PACKETS [--param NAME=VALUE]...\n");
+		fprintf(stderr, "usage: core_cost DISC PACKETS [--kernel-workload] [--param NAME=VALUE]...\n");
 		return 2;
 	}
+	if (argc > 3 && !strcmp(argv[3], "--kernel-workload"))
+		kernel_workload = true, first_param = 4;
 	p = calloc(1, ops->params_size);
 	v = calloc(1, ops->vars_size);
 	s = calloc(1, ops->stats_size);
@@ -86,7 +168,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "core_cost: %s\n", err);
 		return 2;
 	}
-	for (int i = 3; i + 1 < argc; i += 2) {
+	for (int i = first_param; i + 1 < argc; i += 2) {
 		char *eq = strchr(argv[i + 1], '=');
 
 		if (strcmp(argv[i], "--param") || !eq) {
@@ -107,6 +189,8 @@ int main(int argc, char **argv)
 	ops->reset(p, v);
 	qcore_rng_seed(&rng, 1);
 	qcore_rng_seed(&traffic, 42);
+	if (kernel_workload)
+		return kernel_bench_workload(ops, p, v, s, nbands, &rng, packets);
 
 	for (long sent = 0; sent < packets;) {
 		u32 burst = 1 + (qcore_rng_u32(&traffic) & 7);
@@ -126,22 +210,15 @@ int main(int argc, char **argv)
 			fill_views(nbands);
 			d = qcore_bench_enqueue(ops, p, v, s, &pkt, &rng);
 			if (d.verdict != QCORE_DROP) {
-				struct fifo *q = &queues[d.band];
-				u32 at = (q->head + q->count) % RING;
-
-				if (q->count == RING) {
+				if (queues[d.band].count == RING) {
 					fprintf(stderr, "core_cost: benchmark FIFO full\n");
 					return 1;
 				}
-				q->len[at] = pkt.len;
-				q->arrival[at] = pkt.now_ns;
-				q->count++;
-				q->bytes += pkt.len;
+				fifo_push(d.band, pkt.len, pkt.now_ns);
 			}
 		}
 		for (u32 i = 0; i < burst + 4; i++) {
 			struct qcore_deq d;
-			struct fifo *q;
 			u32 len;
 
 			now += 1000;
@@ -149,11 +226,7 @@ int main(int argc, char **argv)
 			d = qcore_bench_dequeue(ops, p, v, now);
 			if (d.action == QCORE_DEQ_EMPTY)
 				break;
-			q = &queues[d.band];
-			len = q->len[q->head];
-			q->head = (q->head + 1) % RING;
-			q->count--;
-			q->bytes -= len;
+			len = fifo_pop(d.band);
 			fill_views(nbands);
 			qcore_bench_dequeued(ops, p, v, s, d.band, len, now);
 		}
