@@ -30,7 +30,20 @@ static u32 wfq_rounds_to_fit(u32 len, u32 s, u32 w, u32 maxs)
 	if (w == 0)
 		return WFQ_NEVER;
 	r = (len - s) / w + 1;
-	return r <= wfq_rounds_to_cap(s, w, maxs) ? r : WFQ_NEVER;
+	/* r <= rounds_to_cap(s) iff the r-th refill happens: s + (r-1) w < maxs */
+	return s + (u64)(r - 1) * w < maxs ? r : WFQ_NEVER;
+}
+
+/*
+ * min(r, rounds_to_cap(s)), the refills class i gets in r rounds: all r of
+ * them when the r-th still happens (s + (r-1) w < maxs, no division), else
+ * as many as the cap lets through.
+ */
+static u32 wfq_capped_rounds(u32 r, u32 s, u32 w, u32 maxs)
+{
+	if (s >= maxs || w == 0)
+		return 0;
+	return s + (u64)(r - 1) * w < maxs ? r : wfq_rounds_to_cap(s, w, maxs);
 }
 
 /*
@@ -68,13 +81,14 @@ struct qcore_deq wfq_select_refill(struct wfq_vars *v, const u32 *quantum_bytes,
 	}
 	if (best == WFQ_NEVER)
 		d.band = (u8)first;	/* oversize heads (wfq.h) */
+	/* best >= 1 here */
 	for (i = 0; i < nclasses; i++) {
-		u32 w = quantum_bytes[i];
-		u32 r = wfq_rounds_to_cap(v->credit_bytes[i], w, maxs_bytes);
+		u32 s = v->credit_bytes[i], w;
 
-		if (r > best)
-			r = best;
-		v->credit_bytes[i] += r * w;
+		if (s >= maxs_bytes)
+			continue;	/* at the cap: no refill (idle classes end here) */
+		w = quantum_bytes[i];
+		v->credit_bytes[i] = s + wfq_capped_rounds(best, s, w, maxs_bytes) * w;
 	}
 	return d;
 }
