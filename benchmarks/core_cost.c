@@ -91,6 +91,33 @@ static u32 fifo_pop(u32 b)
 	return len;
 }
 
+/*
+ * One dequeue and, unless the discipline is empty, the head it names taken
+ * (served, or dropped by RD: either way it leaves) and reported: 1, 0 when
+ * empty, -1 for an answer naming no packet.
+ */
+static int serve_one(const struct qcore_disc_ops *ops, const void *p, void *v, void *s,
+		     u32 nbands, u64 *now)
+{
+	struct qcore_deq d;
+	u32 len;
+
+	*now += 1000;
+	fill_views(nbands);
+	d = qcore_bench_dequeue(ops, p, v, *now);
+	if (d.action == QCORE_DEQ_EMPTY)
+		return 0;
+	if (d.band >= nbands || !queues[d.band].count) {
+		fprintf(stderr, "core_cost: dequeue answer %u names band %u, empty or absent\n",
+			d.action, d.band);
+		return -1;
+	}
+	len = fifo_pop(d.band);
+	fill_views(nbands);
+	qcore_bench_dequeued(ops, p, v, s, d.band, len, *now);
+	return 1;
+}
+
 /* The kernel benchmark's packets (see the top): a batch, then a drain. */
 static int kernel_bench_workload(const struct qcore_disc_ops *ops, const void *p,
 				 void *v, void *s, u32 nbands, struct qcore_rng *rng,
@@ -100,6 +127,7 @@ static int kernel_bench_workload(const struct qcore_disc_ops *ops, const void *p
 	static const u8 toses[] = { 0x00, 0x08, 0x28 };
 	long sent = 0, dropped = 0;
 	u64 now = 0;
+	int served;
 
 	while (sent < packets) {
 		for (u32 i = 0; i < KERNEL_BATCH && sent < packets; i++, sent++) {
@@ -118,24 +146,10 @@ static int kernel_bench_workload(const struct qcore_disc_ops *ops, const void *p
 			else
 				fifo_push(d.band, pkt.len, pkt.now_ns);	/* at most a batch queued */
 		}
-		for (;;) {
-			struct qcore_deq d;
-			u32 len;
-
-			now += 1000;
-			fill_views(nbands);
-			d = qcore_bench_dequeue(ops, p, v, now);
-			if (d.action == QCORE_DEQ_EMPTY)
-				break;
-			if (d.action != QCORE_DEQ_SERVE || d.band >= nbands || !queues[d.band].count) {
-				fprintf(stderr, "core_cost: unexpected dequeue answer %u band %u\n",
-					d.action, d.band);
-				return 1;
-			}
-			len = fifo_pop(d.band);
-			fill_views(nbands);
-			qcore_bench_dequeued(ops, p, v, s, d.band, len, now);
-		}
+		while ((served = serve_one(ops, p, v, s, nbands, &now)) > 0)
+			;
+		if (served < 0)
+			return 1;
 	}
 	fprintf(stderr, "core_cost: %ld packets, %ld dropped\n", sent, dropped);
 	return 0;
@@ -218,17 +232,12 @@ int main(int argc, char **argv)
 			}
 		}
 		for (u32 i = 0; i < burst + 4; i++) {
-			struct qcore_deq d;
-			u32 len;
+			int served = serve_one(ops, p, v, s, nbands, &now);
 
-			now += 1000;
-			fill_views(nbands);
-			d = qcore_bench_dequeue(ops, p, v, now);
-			if (d.action == QCORE_DEQ_EMPTY)
+			if (served < 0)
+				return 1;
+			if (!served)
 				break;
-			len = fifo_pop(d.band);
-			fill_views(nbands);
-			qcore_bench_dequeued(ops, p, v, s, d.band, len, now);
 		}
 	}
 	return 0;
