@@ -69,15 +69,26 @@ qcore_bench_dequeued(const struct qcore_disc_ops *ops, const void *p, void *v, v
 	ops->dequeued(p, v, s, band, len, now, views);
 }
 
-static void fifo_push(u32 b, u32 len, u64 now)
+/* Queue a packet in the band the discipline chose: 0, or -1 (said why). */
+static int fifo_push(u32 b, u32 nbands, u32 len, u64 now)
 {
 	struct fifo *q = &queues[b];
-	u32 at = (q->head + q->count) % RING;
+	u32 at;
 
+	if (b >= nbands) {
+		fprintf(stderr, "core_cost: enqueue answer names band %u of %u\n", b, nbands);
+		return -1;
+	}
+	if (q->count == RING) {
+		fprintf(stderr, "core_cost: benchmark FIFO full\n");
+		return -1;
+	}
+	at = (q->head + q->count) % RING;
 	q->len[at] = len;
 	q->arrival[at] = now;
 	q->count++;
 	q->bytes += len;
+	return 0;
 }
 
 static u32 fifo_pop(u32 b)
@@ -143,8 +154,8 @@ static int kernel_bench_workload(const struct qcore_disc_ops *ops, const void *p
 			d = qcore_bench_enqueue(ops, p, v, s, &pkt, rng);
 			if (d.verdict == QCORE_DROP)
 				dropped++;
-			else
-				fifo_push(d.band, pkt.len, pkt.now_ns);	/* at most a batch queued */
+			else if (fifo_push(d.band, nbands, pkt.len, pkt.now_ns))
+				return 1;
 		}
 		while ((served = serve_one(ops, p, v, s, nbands, &now)) > 0)
 			;
@@ -223,13 +234,8 @@ int main(int argc, char **argv)
 				pkt.cls = 0, pkt.prec = 0;
 			fill_views(nbands);
 			d = qcore_bench_enqueue(ops, p, v, s, &pkt, &rng);
-			if (d.verdict != QCORE_DROP) {
-				if (queues[d.band].count == RING) {
-					fprintf(stderr, "core_cost: benchmark FIFO full\n");
-					return 1;
-				}
-				fifo_push(d.band, pkt.len, pkt.now_ns);
-			}
+			if (d.verdict != QCORE_DROP && fifo_push(d.band, nbands, pkt.len, pkt.now_ns))
+				return 1;
 		}
 		for (u32 i = 0; i < burst + 4; i++) {
 			int served = serve_one(ops, p, v, s, nbands, &now);
